@@ -1,0 +1,40 @@
+"""Every FastAPI dependency, as `Annotated` aliases routes declare (`ServicesDep`, `CurrentUser`)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Annotated
+
+from fastapi import Depends, Header, Request
+
+from almanac.api.errors import ApiError
+from almanac.storage.records import UserRecord
+
+if TYPE_CHECKING:
+    from almanac.main import Services
+
+
+def get_services(request: Request) -> Services:
+    services: Services = request.app.state.services
+    return services
+
+
+ServicesDep = Annotated["Services", Depends(get_services)]
+
+
+async def get_current_user(
+    services: ServicesDep,
+    authorization: Annotated[str | None, Header(description="`Bearer <API key>`")] = None,
+) -> UserRecord:
+    """The user whose API key is in `Authorization: Bearer …`; 401 otherwise."""
+    if not authorization:
+        raise ApiError(401, "unauthorized", "missing Authorization header (expected 'Bearer <API key>')")
+    scheme, _, token = authorization.partition(" ")
+    if scheme.lower() != "bearer" or not token.strip():
+        raise ApiError(401, "unauthorized", "Authorization header must be 'Bearer <API key>'")
+    user = await services.accounts.authenticate(token.strip())
+    if user is None:
+        raise ApiError(401, "unauthorized", "invalid or revoked API key")
+    return user
+
+
+CurrentUser = Annotated[UserRecord, Depends(get_current_user)]

@@ -1,0 +1,1 @@
+"""Users and API keys."""

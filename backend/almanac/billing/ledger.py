@@ -1,0 +1,181 @@
+"""Credits: lazy daily renewal, atomic debits, refunds and grants, each with its ledger rows.
+
+Every change of a balance and its ledger rows commit in one transaction, so the sum of a user's
+ledger per bucket (`daily`, `pack`) always equals the account's balances.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from almanac.billing.plans import day_period, renewal, terms_for
+from almanac.storage import credits as store
+from almanac.storage.db import Database
+from almanac.storage.records import AccountRecord, LedgerRecord
+
+DAILY = "daily"
+PACK = "pack"
+
+
+class AccountMissing(Exception):
+    """The user has no credit account."""
+
+
+@dataclass(frozen=True)
+class Charge:
+    """A successful debit: how much, and from which buckets (needed to refund it exactly)."""
+
+    amount: int
+    from_daily: int
+    from_pack: int
+    balance_after: int
+
+
+@dataclass(frozen=True)
+class ChargeContext:
+    """What a ledger row refers to."""
+
+    reason: str
+    conversation_id: str | None = None
+    query_id: str | None = None
+    item_id: str | None = None
+
+
+@dataclass(frozen=True)
+class CreditSnapshot:
+    account: AccountRecord
+    left_this_month: int | None
+    recent: list[LedgerRecord] = field(default_factory=list)
+
+
+class CreditService:
+    """The only way balances change."""
+
+    def __init__(self, database: Database, *, clock: Callable[[], datetime] | None = None) -> None:
+        self._db = database
+        self._clock = clock or (lambda: datetime.now(UTC))
+
+    async def debit(self, *, user_id: str, amount: int, context: ChargeContext) -> Charge | None:
+        """Take `amount` credits, or return None (and change nothing) if the balance is short."""
+        if amount <= 0:
+            raise ValueError("a debit must be positive")
+        async with self._db.session() as session:
+            account = await self._current_account(session, user_id=user_id)
+            row = await store.debit(session, user_id=user_id, amount=amount, period=account.daily_period)
+            if row is None:
+                return None
+            await store.add_ledger_entries(
+                session,
+                user_id=user_id,
+                entries=[
+                    _entry(-row.from_daily, DAILY, "debit", context, account.daily_period),
+                    _entry(-row.from_pack, PACK, "debit", context, account.daily_period),
+                ],
+            )
+            return Charge(
+                amount=amount,
+                from_daily=row.from_daily,
+                from_pack=row.from_pack,
+                balance_after=row.daily_balance + row.pack_balance,
+            )
+
+    async def refund(self, *, user_id: str, charge: Charge, context: ChargeContext) -> None:
+        """Give a charge back to the buckets it came from."""
+        async with self._db.session() as session:
+            account = await self._current_account(session, user_id=user_id)
+            await store.credit(session, user_id=user_id, to_daily=charge.from_daily, to_pack=charge.from_pack)
+            await store.add_ledger_entries(
+                session,
+                user_id=user_id,
+                entries=[
+                    _entry(charge.from_daily, DAILY, "refund", context, account.daily_period),
+                    _entry(charge.from_pack, PACK, "refund", context, account.daily_period),
+                ],
+            )
+
+    async def grant_pack(self, *, user_id: str, amount: int, reason: str) -> int:
+        """Add never-expiring credits (a pack purchase or an operator's grant); returns the balance."""
+        if amount <= 0:
+            raise ValueError("a grant must be positive")
+        async with self._db.session() as session:
+            account = await self._current_account(session, user_id=user_id)
+            await store.credit(session, user_id=user_id, to_daily=0, to_pack=amount)
+            await store.add_ledger_entries(
+                session,
+                user_id=user_id,
+                entries=[_entry(amount, PACK, "grant", ChargeContext(reason), account.daily_period)],
+            )
+            return account.balance + amount
+
+    async def balance(self, *, user_id: str) -> int:
+        """What the user can spend now (renewing the allowance if a new day began)."""
+        async with self._db.session() as session:
+            return (await self._current_account(session, user_id=user_id)).balance
+
+    async def snapshot(self, *, user_id: str, recent: int = 20) -> CreditSnapshot:
+        """Balances by bucket, plan, what is left this month and the latest ledger rows."""
+        async with self._db.session() as session:
+            account = await self._current_account(session, user_id=user_id)
+            rows = await store.recent_ledger(session, user_id=user_id, limit=recent)
+        cap = terms_for(account.plan).monthly_cap
+        left_month = None if cap is None else max(0, cap - account.month_used)
+        return CreditSnapshot(account=account, left_this_month=left_month, recent=rows)
+
+    async def ledger_sums(self, *, user_id: str) -> dict[str, int]:
+        """The ledger's sum per bucket (for audits and tests of the invariant)."""
+        async with self._db.session() as session:
+            return await store.ledger_sums(session, user_id=user_id)
+
+    async def _current_account(self, session: AsyncSession, *, user_id: str) -> AccountRecord:
+        """The account, renewed first if the UTC day changed since its last use."""
+        today = day_period(self._clock())
+        for _ in range(20):
+            account = await store.get_account(session, user_id=user_id)
+            if account is None:
+                raise AccountMissing(user_id)
+            if account.daily_period == today:
+                return account
+            change = renewal(
+                terms=terms_for(account.plan),
+                daily_balance=account.daily_balance,
+                month_used=account.month_used,
+                last_month=account.month_period,
+                now=self._clock(),
+            )
+            renewed = await store.renew(
+                session,
+                old=account,
+                daily_balance=change.grant,
+                daily_period=change.daily_period,
+                month_period=change.month_period,
+                month_used=change.month_used,
+            )
+            if renewed:
+                context = ChargeContext(f"daily allowance {change.daily_period}")
+                await store.add_ledger_entries(
+                    session,
+                    user_id=user_id,
+                    entries=[
+                        _entry(-change.expire, DAILY, "expire", ChargeContext("unused allowance expired"),
+                               account.daily_period),
+                        _entry(change.grant, DAILY, "allowance", context, change.daily_period),
+                    ],
+                )
+        raise RuntimeError("could not renew the credit account")  # pragma: no cover - contention bound
+
+
+def _entry(delta: int, bucket: str, kind: str, context: ChargeContext, period: str) -> store.NewLedgerEntry:
+    return store.NewLedgerEntry(
+        delta=delta,
+        bucket=bucket,
+        kind=kind,
+        reason=context.reason,
+        period=period,
+        conversation_id=context.conversation_id,
+        query_id=context.query_id,
+        item_id=context.item_id,
+    )

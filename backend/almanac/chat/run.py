@@ -1,0 +1,311 @@
+"""One query being answered: the turn loop's hooks (IDs, credits, storage) and its finish step."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any
+
+import anyio
+
+from almanac.billing.ledger import Charge, ChargeContext
+from almanac.billing.pricing import BillingCategory, tool_call_cost
+from almanac.chat.events import (
+    ChatEvent,
+    ErrorEvent,
+    MessageEnd,
+    MessageStart,
+    TextDeltaEvent,
+    ToolResultEvent,
+)
+from almanac.chat.turn import Admission, TurnLoop
+from almanac.llm.base import ModelError
+from almanac.llm.messages import ToolUseBlock
+from almanac.memory.history import working_messages
+from almanac.memory.ids import ItemKind, query_id, response_id, summary_id, tool_result_id
+from almanac.memory.summarise import SummaryRequest, needs_summary
+from almanac.storage.records import ItemRecord, UserRecord
+from almanac.tools.base import Tool, ToolContext
+from almanac.tools.runner import ToolOutcome, ToolStatus
+
+if TYPE_CHECKING:
+    from almanac.chat.service import ChatService
+
+log = logging.getLogger(__name__)
+FINISH_TIMEOUT_S = 30.0
+_DONE = object()
+
+
+@dataclass(frozen=True)
+class RunSetup:
+    user: UserRecord
+    conversation_id: str
+    created: bool
+    query_number: int
+    lock_token: str
+    message: str
+    base_charge: Charge
+
+
+@dataclass
+class _RunState:
+    tool_count: int = 0
+    allocated: dict[str, ToolUseBlock] = field(default_factory=dict)
+    recorded: set[str] = field(default_factory=set)
+    charges: dict[str, Charge] = field(default_factory=dict)
+    documentation_paid_by: str | None = None
+    credits_used: int = 0
+    text: list[str] = field(default_factory=list)
+    tools_used: list[str] = field(default_factory=list)
+    summary_jobs: dict[str, asyncio.Task[str]] = field(default_factory=dict)
+    pending: list[asyncio.Task[Any]] = field(default_factory=list)
+    summaries: dict[str, str] = field(default_factory=dict)
+    turns: int = 0
+    stop_reason: str = ""
+    lease_renewed_at: float = field(default_factory=time.monotonic)
+
+
+class ChatRun:
+    """Answers one query. Iterate `events()` exactly once."""
+
+    def __init__(self, service: ChatService, setup: RunSetup) -> None:
+        self._service = service
+        self.setup = setup
+        self.query_id = query_id(setup.query_number)
+        self._state = _RunState(credits_used=setup.base_charge.amount)
+
+    @property
+    def conversation_id(self) -> str:
+        return self.setup.conversation_id
+
+    # --- the event stream --------------------------------------------------------------------
+
+    async def events(self) -> AsyncIterator[ChatEvent]:
+        """The run's events. Leaving early cancels the run; its finish step still completes."""
+        queue: asyncio.Queue[object] = asyncio.Queue()
+        worker = asyncio.create_task(self._work(queue))
+        try:
+            while (event := await queue.get()) is not _DONE:
+                yield event  # type: ignore[misc]
+        finally:
+            if not worker.done():
+                worker.cancel()
+            with anyio.CancelScope(shield=True), anyio.move_on_after(FINISH_TIMEOUT_S + 5):
+                await asyncio.wait([worker])
+
+    async def _work(self, queue: asyncio.Queue[object]) -> None:
+        service = self._service
+        error: Exception | None = None
+        cancelled = False
+        try:
+            queue.put_nowait(MessageStart(self.conversation_id, self.query_id, service.model.name,
+                                          service.model.provider))
+            items = await service.history.items(user_id=self.setup.user.id, conversation_id=self.conversation_id)
+            messages = working_messages(items, query_number=self.setup.query_number, query_text=self.setup.message)
+            loop = TurnLoop(model=service.model, system=service.system_prompt, messages=messages,
+                            registry=service.registry, hooks=self, limits=service.limits.loop)
+            async for event in loop.run():
+                if isinstance(event, TextDeltaEvent):
+                    self._state.text.append(event.text)
+                queue.put_nowait(event)
+            self._state.turns, self._state.stop_reason = loop.turns, loop.stop_reason or "end_turn"
+        except asyncio.CancelledError:
+            cancelled = True
+        except ModelError as exc:
+            error = exc
+        except Exception as exc:  # boundary: a bug must end the stream with an error, not hang it
+            log.exception("chat run %s/%s failed", self.conversation_id, self.query_id)
+            error = exc
+        finisher = asyncio.create_task(self._finish(error=error, cancelled=cancelled))
+        service.keep_alive(finisher)
+        try:
+            for event in await asyncio.shield(finisher):
+                queue.put_nowait(event)
+        finally:
+            queue.put_nowait(_DONE)
+
+    # --- LoopHooks ---------------------------------------------------------------------------
+
+    def allocate(self, call: ToolUseBlock) -> tuple[str, ToolContext]:
+        self._state.tool_count += 1
+        item_id = tool_result_id(self.setup.query_number, self._state.tool_count)
+        self._state.allocated[item_id] = call
+        return item_id, ToolContext(
+            user_id=self.setup.user.id,
+            conversation_id=self.conversation_id,
+            query_number=self.setup.query_number,
+            query_id=self.query_id,
+            item_id=item_id,
+            tool_use_id=call.id,
+        )
+
+    async def admit(self, call: ToolUseBlock, tool: Tool, item_id: str) -> Admission:
+        state = self._state
+        price = tool_call_cost(tool.billing, documentation_charged=state.documentation_paid_by is not None)
+        if price == 0:
+            return Admission(True, 0)
+        # The debit runs in its own task: if this run is cancelled meanwhile, the charge is still
+        # tracked in `state.charges` (and refunded by the finish step, since the call never ran).
+        debit = asyncio.create_task(self._debit(call, item_id, price))
+        state.pending.append(debit)
+        charge = await asyncio.shield(debit)
+        if charge is None:
+            balance = await self._service.credits.balance(user_id=self.setup.user.id)
+            return Admission(False, 0, (
+                f"Not run: {call.name} costs {price} credits and the user's balance is {balance}. "
+                "Answer with what you already have, and mention that credits ran out."
+            ))
+        if tool.billing is BillingCategory.DOCUMENTATION:
+            state.documentation_paid_by = item_id
+        return Admission(True, price)
+
+    async def _debit(self, call: ToolUseBlock, item_id: str, price: int) -> Charge | None:
+        context = ChargeContext(f"tool {call.name}", self.conversation_id, self.query_id, item_id)
+        charge = await self._service.credits.debit(user_id=self.setup.user.id, amount=price, context=context)
+        if charge is not None:
+            self._state.charges[item_id] = charge
+        return charge
+
+    async def record(
+        self, call: ToolUseBlock, item_id: str, outcome: ToolOutcome, admission: Admission
+    ) -> ToolResultEvent:
+        # Stored in its own task so that a cancellation cannot cut the write (and its refund) in half.
+        task = asyncio.create_task(self._record(call, item_id, outcome, admission))
+        self._state.pending.append(task)
+        return await asyncio.shield(task)
+
+    async def _record(
+        self, call: ToolUseBlock, item_id: str, outcome: ToolOutcome, admission: Admission
+    ) -> ToolResultEvent:
+        state, service = self._state, self._service
+        charged = admission.credits if outcome.status.billable else 0
+        charge = state.charges.pop(item_id, None)
+        if charge is not None and not outcome.status.billable:
+            await service.credits.refund(user_id=self.setup.user.id, charge=charge, context=ChargeContext(
+                f"tool {call.name} {outcome.status.value}", self.conversation_id, self.query_id, item_id))
+            if state.documentation_paid_by == item_id:
+                state.documentation_paid_by = None
+        state.credits_used += charged
+        sum_id = summary_id(item_id)
+        long = needs_summary(outcome.content)
+        summary = service.summaries.fallback(outcome.content, full_id=item_id) if long else outcome.content
+        full = ItemRecord(
+            item_id=item_id, query_number=self.setup.query_number, kind=ItemKind.TOOL_RESULT,
+            content=outcome.content, status=outcome.status.value, tool_name=call.name,
+            tool_input=dict(call.input), tool_use_id=call.id, is_error=outcome.is_error, credits=charged,
+            duration_ms=outcome.duration_ms,
+        )
+        brief = replace(full, item_id=sum_id, kind=ItemKind.TOOL_SUMMARY, content=summary, ref=item_id,
+                        status="pending" if long else "done", credits=0, duration_ms=None)
+        await service.history.add(conversation_id=self.conversation_id, items=[full, brief])
+        state.summaries[sum_id] = summary
+        state.recorded.add(item_id)
+        state.tools_used.append(call.name)
+        if long:
+            state.summary_jobs[sum_id] = service.summaries.schedule(
+                conversation_id=self.conversation_id, summary_id=sum_id, full_id=item_id,
+                request=SummaryRequest(ItemKind.TOOL_RESULT, outcome.content, call.name, self.setup.message),
+            )
+        await self._renew_lease_if_due()
+        return ToolResultEvent(
+            id=call.id, name=call.name, item_id=item_id, summary_id=sum_id, is_error=outcome.is_error,
+            status=outcome.status.value, summary=None if long else summary, duration_ms=outcome.duration_ms,
+            credits=charged,
+        )
+
+    async def _renew_lease_if_due(self) -> None:
+        if time.monotonic() - self._state.lease_renewed_at > self._service.limits.lease_s / 3:
+            self._state.lease_renewed_at = time.monotonic()
+            await self._service.extend_lease(conversation_id=self.conversation_id, lock_token=self.setup.lock_token)
+
+    # --- finishing ---------------------------------------------------------------------------
+
+    async def _finish(self, *, error: Exception | None, cancelled: bool) -> list[ChatEvent]:
+        """Store and bill what completed, release the conversation, and say how it ended."""
+        async with asyncio.timeout(FINISH_TIMEOUT_S):
+            state, service, setup = self._state, self._service, self.setup
+            await asyncio.gather(*state.pending, return_exceptions=True)
+            produced = bool(state.text) or bool(state.recorded)
+            if (error is not None or cancelled) and not produced:
+                return await self._undo(error)
+            for item_id, call in state.allocated.items():
+                if item_id not in state.recorded:
+                    outcome = ToolOutcome(f"{call.name} did not run: the answer was interrupted.",
+                                          ToolStatus.CANCELLED)
+                    await self._record(call, item_id, outcome, Admission(False))
+            response = "".join(state.text)
+            stop_reason = state.stop_reason or "end_turn"
+            events: list[ChatEvent] = []
+            if error is not None:
+                message = _error_message(error)
+                response += f"\n\n[The answer stopped early: {message}]"
+                stop_reason = "error"
+                events.append(ErrorEvent(_error_code(error), message, refunded=False))
+            elif cancelled:
+                response += "\n\n[Stopped: the answer was interrupted before it was complete.]"
+                stop_reason = "cancelled"
+            await self._store_response(response, status="done" if stop_reason not in ("error", "cancelled")
+                                       else "interrupted")
+            if not cancelled:
+                await service.summaries.wait(state.summary_jobs.values(), timeout_s=service.limits.summary_wait_s)
+            await service.release(conversation_id=self.conversation_id, lock_token=setup.lock_token)
+            for sum_id, job in state.summary_jobs.items():
+                if job.done() and not job.cancelled() and job.exception() is None:
+                    state.summaries[sum_id] = job.result()
+            balance = await service.credits.balance(user_id=setup.user.id)
+            response_sum_id = summary_id(response_id(setup.query_number))
+            events.append(MessageEnd(
+                conversation_id=self.conversation_id, query_id=self.query_id,
+                message_id=response_id(setup.query_number), summary_id=response_sum_id,
+                summary=state.summaries.get(response_sum_id, ""), response=response,
+                tools_used=list(state.tools_used), credits_used=state.credits_used, credits_remaining=balance,
+                turns=state.turns, stop_reason=stop_reason, summaries=dict(state.summaries),
+            ))
+            return events
+
+    async def _store_response(self, response: str, *, status: str) -> None:
+        service, number = self._service, self.setup.query_number
+        full_id = response_id(number)
+        sum_id = summary_id(full_id)
+        long = needs_summary(response)
+        summary = service.summaries.fallback(response, full_id=full_id) if long else response
+        await service.history.add(conversation_id=self.conversation_id, items=[
+            ItemRecord(item_id=full_id, query_number=number, kind=ItemKind.RESPONSE, content=response,
+                       status=status, credits=self._state.credits_used),
+            ItemRecord(item_id=sum_id, query_number=number, kind=ItemKind.RESPONSE_SUMMARY, content=summary,
+                       ref=full_id, status="pending" if long else "done"),
+        ])
+        self._state.summaries[sum_id] = summary
+        if long:
+            self._state.summary_jobs[sum_id] = service.summaries.schedule(
+                conversation_id=self.conversation_id, summary_id=sum_id, full_id=full_id,
+                request=SummaryRequest(ItemKind.RESPONSE, response, None, self.setup.message),
+            )
+
+    async def _undo(self, error: Exception | None) -> list[ChatEvent]:
+        """The query produced nothing: refund it and remove every trace of it."""
+        service, setup = self._service, self.setup
+        for item_id, charge in list(self._state.charges.items()):
+            await service.credits.refund(user_id=setup.user.id, charge=charge,
+                                         context=ChargeContext("refund: interrupted", self.conversation_id,
+                                                               self.query_id, item_id))
+        await service.credits.refund(user_id=setup.user.id, charge=setup.base_charge, context=ChargeContext(
+            "refund: the query produced nothing", self.conversation_id, self.query_id))
+        await service.abandon(conversation_id=self.conversation_id, lock_token=setup.lock_token,
+                              created=setup.created, query_number=setup.query_number)
+        if error is None:
+            return []
+        return [ErrorEvent(_error_code(error), _error_message(error), refunded=True)]
+
+
+def _error_code(error: Exception) -> str:
+    return error.code if isinstance(error, ModelError) else "internal_error"
+
+
+def _error_message(error: Exception) -> str:
+    if isinstance(error, ModelError):
+        return str(error) or "the model failed"
+    return "an internal error stopped the answer; it has been logged"

@@ -1,0 +1,168 @@
+"""The `almanac` command: serve, migrate, manage users and credits.
+
+    almanac serve [--host H] [--port P]     apply pending migrations, then serve
+    almanac db upgrade                      apply pending migrations
+    almanac users create --email E [--plan free|pro]   prints the new API key as the last line
+    almanac keys create --email E           another API key for a user (last line)
+    almanac credits grant --email E --amount N --reason R
+    almanac credits show --email E
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import sys
+from collections.abc import Awaitable, Callable, Sequence
+from typing import TypeVar
+
+from almanac.auth.service import AccountService, EmailTaken, UnknownUser
+from almanac.billing.ledger import CreditService
+from almanac.config import ConfigError, Settings, load_settings
+from almanac.storage.db import Database
+from almanac.storage.migrate import upgrade
+
+T = TypeVar("T")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the console script; returns the exit status."""
+    args = _parser().parse_args(argv)
+    try:
+        settings = load_settings()
+    except ConfigError as exc:
+        print(f"almanac: {exc}", file=sys.stderr)
+        return 2
+    logging.basicConfig(level=settings.log_level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    try:
+        return int(args.handler(settings, args) or 0)
+    except (UnknownUser, EmailTaken, ValueError) as exc:
+        print(f"almanac: {_explain(exc)}", file=sys.stderr)
+        return 1
+
+
+def _explain(exc: Exception) -> str:
+    if isinstance(exc, UnknownUser):
+        return f"no user with e-mail {exc}"
+    if isinstance(exc, EmailTaken):
+        return f"a user with e-mail {exc} already exists"
+    return str(exc)
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="almanac", description="Almanac chat service")
+    commands = parser.add_subparsers(required=True, metavar="command")
+
+    serve = commands.add_parser("serve", help="apply migrations and serve the API")
+    serve.add_argument("--host", default=None, help="bind address (default: HOST or 127.0.0.1)")
+    serve.add_argument("--port", type=int, default=None, help="port (default: PORT or 8000)")
+    serve.set_defaults(handler=_serve)
+
+    db = commands.add_parser("db", help="database maintenance").add_subparsers(required=True, metavar="action")
+    db.add_parser("upgrade", help="apply pending migrations").set_defaults(handler=_db_upgrade)
+
+    users = commands.add_parser("users", help="manage users").add_subparsers(required=True, metavar="action")
+    create = users.add_parser("create", help="create a user and print its API key")
+    create.add_argument("--email", required=True)
+    create.add_argument("--plan", choices=["free", "pro"], default="free")
+    create.set_defaults(handler=_users_create)
+
+    keys = commands.add_parser("keys", help="manage API keys").add_subparsers(required=True, metavar="action")
+    key = keys.add_parser("create", help="create another API key for a user")
+    key.add_argument("--email", required=True)
+    key.add_argument("--name", default="")
+    key.set_defaults(handler=_keys_create)
+
+    credits = commands.add_parser("credits", help="manage credits").add_subparsers(required=True, metavar="action")
+    grant = credits.add_parser("grant", help="add never-expiring credits")
+    grant.add_argument("--email", required=True)
+    grant.add_argument("--amount", type=int, required=True)
+    grant.add_argument("--reason", required=True)
+    grant.set_defaults(handler=_credits_grant)
+    show = credits.add_parser("show", help="show balances and recent ledger entries")
+    show.add_argument("--email", required=True)
+    show.set_defaults(handler=_credits_show)
+    return parser
+
+
+def _with_database(settings: Settings, work: Callable[[Database], Awaitable[T]]) -> T:
+    """Migrate, then run `work` against the database."""
+    upgrade(settings.resolved_database_url)
+
+    async def run() -> T:
+        database = Database(settings.resolved_database_url)
+        try:
+            return await work(database)
+        finally:
+            await database.dispose()
+
+    return asyncio.run(run())
+
+
+def _serve(settings: Settings, args: argparse.Namespace) -> int:
+    import uvicorn
+
+    from almanac.main import create_app
+
+    host = args.host or settings.host
+    port = args.port or settings.port
+    upgrade(settings.resolved_database_url)
+    uvicorn.run(create_app(settings), host=host, port=port, log_level=settings.log_level.lower(),
+                timeout_graceful_shutdown=15)
+    return 0
+
+
+def _db_upgrade(settings: Settings, _: argparse.Namespace) -> int:
+    upgrade(settings.resolved_database_url)
+    print("database is up to date")
+    return 0
+
+
+def _users_create(settings: Settings, args: argparse.Namespace) -> int:
+    created = _with_database(settings, lambda db: AccountService(db).create_user(email=args.email, plan=args.plan))
+    print(f"created user {created.user.email} (plan {created.user.plan}, id {created.user.id})")
+    print("API key (shown once; store it now):")
+    print(created.api_key)
+    return 0
+
+
+def _keys_create(settings: Settings, args: argparse.Namespace) -> int:
+    key = _with_database(settings, lambda db: AccountService(db).create_key(email=args.email, name=args.name))
+    print(f"new API key for {args.email} (shown once):")
+    print(key)
+    return 0
+
+
+def _credits_grant(settings: Settings, args: argparse.Namespace) -> int:
+    async def grant(db: Database) -> int:
+        user = await AccountService(db).by_email(args.email)
+        return await CreditService(db).grant_pack(user_id=user.id, amount=args.amount, reason=args.reason)
+
+    balance = _with_database(settings, grant)
+    print(f"granted {args.amount} credits to {args.email}; balance is now {balance}")
+    return 0
+
+
+def _credits_show(settings: Settings, args: argparse.Namespace) -> int:
+    async def show(db: Database) -> list[str]:
+        user = await AccountService(db).by_email(args.email)
+        snapshot = await CreditService(db).snapshot(user_id=user.id, recent=10)
+        account = snapshot.account
+        lines = [
+            f"{user.email}  plan {account.plan}",
+            f"balance {account.balance}  (today's allowance {account.daily_balance}, packs {account.pack_balance})",
+            f"allowance used this month {account.month_used}"
+            + (f", {snapshot.left_this_month} left this month" if snapshot.left_this_month is not None else ""),
+            "recent ledger entries:",
+        ]
+        lines += [f"  {row.created_at:%Y-%m-%d %H:%M} {row.delta:+5d} {row.bucket:<5} {row.kind:<9} {row.reason}"
+                  for row in snapshot.recent]
+        return lines
+
+    print("\n".join(_with_database(settings, show)))
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    raise SystemExit(main())

@@ -1,0 +1,185 @@
+"""The built-in offline model: deterministic, needs no key or network, and says it is offline.
+
+It picks tools with simple intent rules (`offline_intents`) and, once tools have answered, replies
+extractively: it quotes what the tools returned and cites the item IDs. Without a matching rule it
+says plainly what it can and cannot do. Rules are pluggable: later tools add their own.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator, Callable, Sequence
+from dataclasses import dataclass
+
+from almanac.llm.events import ModelEvent, StreamEnd, TextDelta, ToolCallReady, UsageReport
+from almanac.llm.messages import Message, ModelRequest, TextBlock, ToolResultBlock, ToolUseBlock, Usage
+from almanac.llm.providers.offline_intents import (
+    KnownItem,
+    PlannedCall,
+    current_query_number,
+    full_context_calls,
+    known_items,
+    wants_full_context,
+)
+from almanac.memory.summarise import extractive_summary
+
+MAX_QUOTE_CHARS = 20_000
+
+
+@dataclass(frozen=True)
+class Situation:
+    """What the offline model knows about the request it is answering."""
+
+    query: str
+    query_number: int
+    items: Sequence[KnownItem]
+    tool_names: frozenset[str]
+
+
+IntentRule = Callable[[Situation], list[PlannedCall]]
+
+
+def full_context_rule(situation: Situation) -> list[PlannedCall]:
+    """"Show me the full … from earlier" → `retrieve_full_context` with the matching ID."""
+    if "retrieve_full_context" not in situation.tool_names or not wants_full_context(situation.query):
+        return []
+    return full_context_calls(situation.query, situation.items, situation.query_number)
+
+
+class OfflineModel:
+    """A rule-based stand-in for a language model."""
+
+    provider = "offline"
+    name = "almanac-offline"
+    supports_tools = True
+    supports_streaming = True
+
+    def __init__(self, *, token_delay_s: float = 0.0, rules: Sequence[IntentRule] = (full_context_rule,)) -> None:
+        self._delay = token_delay_s
+        self.rules: list[IntentRule] = list(rules)
+
+    def add_rule(self, rule: IntentRule) -> None:
+        """Teach the model another intent (earlier rules win)."""
+        self.rules.append(rule)
+
+    async def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
+        if request.purpose == "summary":
+            text = extractive_summary(_item_text(request.messages[-1].text))
+            async for event in self._say(text, request):
+                yield event
+            return
+        query_index = _current_query_index(request.messages)
+        query = _strip_prefix(request.messages[query_index].text)
+        results = _tool_results(request.messages[query_index + 1 :])
+        if results or request.tool_choice == "none" or not request.tools:
+            answer = _answer_from_results(results) if results else _direct_answer(query, request)
+            async for event in self._say(answer, request):
+                yield event
+            return
+        situation = Situation(
+            query=query,
+            query_number=current_query_number(request.messages[query_index].text),
+            items=known_items([m.text for m in request.messages[:query_index]]),
+            tool_names=frozenset(spec.name for spec in request.tools),
+        )
+        planned = next((calls for rule in self.rules if (calls := rule(situation))), [])
+        if not planned:
+            async for event in self._say(_direct_answer(query, request), request):
+                yield event
+            return
+        turn = sum(1 for m in request.messages if m.role == "assistant")
+        for index, call in enumerate(planned, start=1):
+            block = ToolUseBlock(id=f"toolu_offline_{situation.query_number}_{turn}_{index}", name=call.name,
+                                 input=dict(call.arguments))
+            yield ToolCallReady(block)
+        yield UsageReport(Usage(_input_tokens(request), 10 * len(planned)))
+        yield StreamEnd("tool_use")
+
+    async def _say(self, text: str, request: ModelRequest) -> AsyncIterator[ModelEvent]:
+        words = text.split(" ")
+        for index, word in enumerate(words):
+            yield TextDelta(word if index == len(words) - 1 else word + " ")
+            if self._delay:
+                await asyncio.sleep(self._delay)
+            elif index % 64 == 63:
+                await asyncio.sleep(0)
+        yield UsageReport(Usage(_input_tokens(request), len(words)))
+        yield StreamEnd("end_turn")
+
+
+def _current_query_index(messages: Sequence[Message]) -> int:
+    """Index of the current query: the last user message that has text (not only tool results)."""
+    for index in range(len(messages) - 1, -1, -1):
+        message = messages[index]
+        if message.role == "user" and any(isinstance(b, TextBlock) and b.text.startswith("[ID:q")
+                                          for b in message.content):
+            return index
+    return len(messages) - 1
+
+
+def _strip_prefix(text: str) -> str:
+    return text.split("] ", 1)[1] if text.startswith("[ID:") and "] " in text else text
+
+
+def _tool_results(messages: Sequence[Message]) -> list[tuple[ToolUseBlock | None, ToolResultBlock]]:
+    calls = {b.id: b for m in messages for b in m.content if isinstance(b, ToolUseBlock)}
+    return [
+        (calls.get(block.tool_use_id), block)
+        for message in messages
+        for block in message.content
+        if isinstance(block, ToolResultBlock)
+    ]
+
+
+def _answer_from_results(results: Sequence[tuple[ToolUseBlock | None, ToolResultBlock]]) -> str:
+    parts = ["(Offline model: I quote what the tools returned rather than reason about it.)"]
+    for call, result in results:
+        item_id, _, body = result.content.partition("] ")
+        cite = item_id.removeprefix("[ID:") if item_id.startswith("[ID:") else "tool result"
+        name = call.name if call else "a tool"
+        if result.is_error:
+            parts.append(f"**{name}** reported a problem [{cite}]: {body.strip()}")
+            continue
+        _, _, rest = body.partition("\n")
+        if call is not None and call.name == "retrieve_full_context" and rest:
+            source = call.input.get("id", "")
+            parts.append(f"Here is the full text of {source} [{cite}]:\n\n{_quote(rest)}")
+        else:
+            arguments = json.dumps(dict(call.input), ensure_ascii=False) if call else ""
+            parts.append(f"From **{name}** {arguments} [{cite}]:\n\n{_quote(body)}")
+    return "\n\n".join(parts)
+
+
+def _quote(text: str) -> str:
+    text = text.strip()
+    if len(text) > MAX_QUOTE_CHARS:
+        text = text[:MAX_QUOTE_CHARS] + "\n… [cut here; the full text is in the cited item]"
+    return text
+
+
+def _direct_answer(query: str, request: ModelRequest) -> str:
+    tools = sorted(spec.name for spec in request.tools)
+    abilities = ["fetch the full text of an earlier item, e.g. “show me the full answer from q1”"] \
+        if "retrieve_full_context" in tools else []
+    quoted = "\n".join("> " + line for line in query.strip().splitlines()[:40]) or "> (empty)"
+    lines = [
+        "I'm Almanac's built-in **offline model**: no language model is configured here, so I cannot "
+        "compose a free-form answer to:",
+        "",
+        quoted,
+        "",
+        "Set `ANTHROPIC_API_KEY` (or `OPENAI_BASE_URL` for any OpenAI-compatible server) for real answers.",
+    ]
+    if abilities:
+        lines += ["", "What I can do offline: " + "; ".join(abilities) + "."]
+    return "\n".join(lines)
+
+
+def _item_text(prompt: str) -> str:
+    start, end = prompt.find("<item>"), prompt.rfind("</item>")
+    return prompt[start + 6 : end].strip() if start >= 0 and end > start else prompt
+
+
+def _input_tokens(request: ModelRequest) -> int:
+    return (len(request.system) + sum(len(str(b)) for m in request.messages for b in m.content)) // 4

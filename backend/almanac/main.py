@@ -1,0 +1,119 @@
+"""The composition root: `create_app(settings)` builds every service from `Settings` and wires the
+HTTP routes. Nothing below this module reads configuration on its own."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+
+from fastapi import FastAPI
+
+from almanac import __version__
+from almanac.api.errors import install_error_handlers
+from almanac.api.limits import BodySizeLimit
+from almanac.api.routes import chat, conversations, credits, health, me
+from almanac.auth.local import ensure_local_user
+from almanac.auth.service import AccountService
+from almanac.billing.ledger import CreditService
+from almanac.chat.service import ChatLimits, ChatService
+from almanac.chat.summaries import SummaryJobs
+from almanac.chat.turn import LoopLimits
+from almanac.config import Settings
+from almanac.llm.base import Model
+from almanac.llm.providers import ProviderConfig, build_model
+from almanac.memory.conversations import ConversationService
+from almanac.memory.history import HistoryStore
+from almanac.memory.summarise import ExtractiveSummariser, ModelSummariser, Summariser
+from almanac.startup import describe
+from almanac.storage.db import Database
+from almanac.tools.builtin.full_context import FullContextTool
+from almanac.tools.registry import ToolRegistry
+
+log = logging.getLogger("almanac")
+
+
+@dataclass
+class Services:
+    """Everything a request handler may use, built once per application."""
+
+    settings: Settings
+    database: Database
+    accounts: AccountService
+    credits: CreditService
+    history: HistoryStore
+    registry: ToolRegistry
+    model: Model
+    summariser: Summariser
+    summaries: SummaryJobs
+    chat: ChatService
+    conversations: ConversationService
+
+
+def provider_config(settings: Settings, *, model: str | None = None) -> ProviderConfig:
+    """The chat (or, with `model`, the summariser) model's provider configuration."""
+    provider = settings.resolved_chat_provider
+    if provider == "anthropic":
+        key = settings.anthropic_api_key.get_secret_value() if settings.anthropic_api_key else None
+        return ProviderConfig("anthropic", model or settings.anthropic_model, key, settings.anthropic_base_url,
+                              settings.model_timeout_s, settings.model_max_retries)
+    if provider == "openai":
+        key = settings.openai_api_key.get_secret_value() if settings.openai_api_key else None
+        return ProviderConfig("openai", model or settings.openai_model, key, settings.openai_base_url,
+                              settings.model_timeout_s, settings.model_max_retries)
+    return ProviderConfig("offline", "almanac-offline",
+                          offline_token_delay_s=settings.offline_token_delay_ms / 1000)
+
+
+def build_services(settings: Settings) -> Services:
+    """Construct every service (no I/O happens here)."""
+    database = Database(settings.resolved_database_url)
+    history = HistoryStore(database)
+    credit_service = CreditService(database)
+    model = build_model(provider_config(settings))
+    summariser: Summariser = ExtractiveSummariser()
+    if model.provider != "offline":
+        summariser = ModelSummariser(build_model(provider_config(settings, model=settings.summariser_model)))
+    summaries = SummaryJobs(summariser, history, fallback_chars=settings.summary_fallback_chars,
+                            timeout_s=settings.model_timeout_s)
+    registry = ToolRegistry([FullContextTool(history)])
+    limits = ChatLimits(
+        max_message_chars=settings.max_message_chars,
+        summary_wait_s=settings.summary_wait_s,
+        lease_s=settings.conversation_lease_s,
+        loop=LoopLimits(settings.max_turns, settings.tool_timeout_s, settings.max_output_tokens),
+    )
+    chat_service = ChatService(database=database, history=history, credits=credit_service, registry=registry,
+                               model=model, summaries=summaries, limits=limits)
+    return Services(settings, database, AccountService(database), credit_service, history, registry, model,
+                    summariser, summaries, chat_service, ConversationService(database))
+
+
+def create_app(settings: Settings, services: Services | None = None) -> FastAPI:
+    """The ASGI application. The database must already be migrated (`almanac db upgrade`)."""
+    services = services or build_services(settings)
+
+    @asynccontextmanager
+    async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+        for line in describe(settings, services):
+            log.info(line)
+        if settings.local_user:
+            await ensure_local_user(services.accounts, email=settings.local_user_email, data_dir=settings.data_dir)
+        yield
+        await services.chat.drain(timeout_s=10)
+        await services.summaries.drain(timeout_s=5)
+        await services.database.dispose()
+
+    app = FastAPI(
+        title="Almanac",
+        version=__version__,
+        summary="A documentation-aware, credit-metered chat API for developers.",
+        lifespan=lifespan,
+    )
+    app.state.services = services
+    app.add_middleware(BodySizeLimit, max_bytes=settings.max_message_chars * 4 + 64_000)
+    install_error_handlers(app)
+    for module in (health, me, chat, conversations, credits):
+        app.include_router(module.router)
+    return app

@@ -1,0 +1,42 @@
+"""The table logged at startup: what runs, on what, and which features are off and why."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from almanac.config import Settings
+
+if TYPE_CHECKING:
+    from almanac.main import Services
+
+
+def rows(settings: Settings, services: Services) -> list[tuple[str, str]]:
+    """(component, what is in use) pairs."""
+    model = services.model
+    off: list[str] = []
+    if settings.anthropic_api_key is None:
+        off.append("Anthropic models (ANTHROPIC_API_KEY not set)")
+    if not (settings.openai_base_url or settings.openai_api_key):
+        off.append("OpenAI-compatible models (OPENAI_BASE_URL / OPENAI_API_KEY not set)")
+    if not settings.local_user:
+        off.append("local user (LOCAL_USER=false)")
+    off.append("retrieve_documentation, embeddings, MCP tools (not in this build yet)")
+    return [
+        ("database", services.database.display_url),
+        ("chat model", f"{model.provider} / {model.name}"),
+        ("summariser", services.summariser.name),
+        ("doc source", "none"),
+        ("embeddings", "none"),
+        ("MCP servers", "none"),
+        ("tools", ", ".join(services.registry.names) or "none"),
+        ("limits", f"{settings.max_turns} turns, tool timeout {settings.tool_timeout_s:g} s, "
+                   f"messages up to {settings.max_message_chars:,} chars"),
+        ("off", "; ".join(off) or "nothing"),
+    ]
+
+
+def describe(settings: Settings, services: Services) -> list[str]:
+    """The startup table as log lines."""
+    table = rows(settings, services)
+    width = max(len(name) for name, _ in table)
+    return ["Almanac configuration:"] + [f"  {name:<{width}}  {value}" for name, value in table]

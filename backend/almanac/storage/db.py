@@ -1,0 +1,83 @@
+"""The database handle: one async engine and its session factory, for SQLite or PostgreSQL.
+
+SQLite runs in WAL mode with a busy timeout, and every transaction starts with `BEGIN IMMEDIATE`
+so that read-then-write transactions queue for the write lock instead of failing with
+"database is locked". PostgreSQL runs at READ COMMITTED; the billing statements are single
+conditional UPDATEs that are safe there.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import event, text
+from sqlalchemy.engine import make_url
+from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker, create_async_engine
+
+
+class Database:
+    """Owns the engine; `session()` opens a unit of work that commits on success."""
+
+    def __init__(self, url: str, *, echo: bool = False, pool_size: int = 20) -> None:
+        self.url = url
+        self.is_sqlite = url.startswith("sqlite")
+        options: dict[str, Any] = {"echo": echo}
+        if self.is_sqlite:
+            _ensure_sqlite_folder(url)
+            options["connect_args"] = {"timeout": 30}
+        else:
+            options.update(pool_size=pool_size, max_overflow=pool_size, pool_pre_ping=True)
+        self.engine: AsyncEngine = create_async_engine(url, **options)
+        if self.is_sqlite:
+            _configure_sqlite(self.engine)
+        self._sessions = async_sessionmaker(self.engine, expire_on_commit=False)
+
+    @asynccontextmanager
+    async def session(self) -> AsyncIterator[AsyncSession]:
+        """A session inside one transaction: committed when the block ends, rolled back on error."""
+        async with self._sessions() as session, session.begin():
+            yield session
+
+    async def ping(self) -> bool:
+        """True when the database answers a trivial query."""
+        try:
+            async with self.engine.connect() as connection:
+                await connection.execute(text("SELECT 1"))
+            return True
+        except Exception:  # readiness probe: any failure means "not ready"
+            return False
+
+    @property
+    def display_url(self) -> str:
+        """The URL with any password hidden, safe to log."""
+        return make_url(self.url).render_as_string(hide_password=True)
+
+    async def dispose(self) -> None:
+        """Close every pooled connection."""
+        await self.engine.dispose()
+
+
+def _ensure_sqlite_folder(url: str) -> None:
+    database = make_url(url).database
+    if database and database != ":memory:":
+        Path(database).parent.mkdir(parents=True, exist_ok=True)
+
+
+def _configure_sqlite(engine: AsyncEngine) -> None:
+    @event.listens_for(engine.sync_engine, "connect")
+    def _on_connect(dbapi_connection: Any, _record: Any) -> None:
+        # Let SQLAlchemy, not the driver, decide when transactions begin (pysqlite recipe).
+        dbapi_connection.isolation_level = None
+        cursor = dbapi_connection.cursor()
+        cursor.execute("PRAGMA journal_mode=WAL")
+        cursor.execute("PRAGMA busy_timeout=30000")
+        cursor.execute("PRAGMA foreign_keys=ON")
+        cursor.execute("PRAGMA synchronous=NORMAL")
+        cursor.close()
+
+    @event.listens_for(engine.sync_engine, "begin")
+    def _on_begin(connection: Any) -> None:
+        connection.exec_driver_sql("BEGIN IMMEDIATE")

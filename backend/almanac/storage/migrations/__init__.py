@@ -1,0 +1,1 @@
+"""Alembic migrations (run through `almanac.storage.migrate`)."""

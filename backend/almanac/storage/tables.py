@@ -1,0 +1,156 @@
+"""The relational schema (SQLAlchemy 2 declarative). Migrations in `migrations/` create it.
+
+Money and history are append-friendly: `ledger_entries` is never updated or deleted, and the
+balance columns of `credit_accounts` always equal the ledger's sums per bucket.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any, ClassVar
+
+from sqlalchemy import (
+    JSON,
+    BigInteger,
+    Boolean,
+    CheckConstraint,
+    DateTime,
+    ForeignKey,
+    Index,
+    Integer,
+    String,
+    Text,
+    TypeDecorator,
+    UniqueConstraint,
+)
+from sqlalchemy.engine import Dialect
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+
+
+def utcnow() -> datetime:
+    """The current time, timezone-aware, in UTC."""
+    return datetime.now(UTC)
+
+
+class UTCDateTime(TypeDecorator[datetime]):
+    """A timestamp that is always timezone-aware UTC in Python, on SQLite as on PostgreSQL."""
+
+    impl = DateTime(timezone=True)
+    cache_ok = True
+
+    def process_bind_param(self, value: datetime | None, dialect: Dialect) -> datetime | None:
+        if value is not None and value.tzinfo is None:
+            raise ValueError("naive datetime given to a UTC column")
+        return value.astimezone(UTC) if value is not None else None
+
+    def process_result_value(self, value: datetime | None, dialect: Dialect) -> datetime | None:
+        if value is not None and value.tzinfo is None:
+            return value.replace(tzinfo=UTC)
+        return value
+
+
+# BIGINT on PostgreSQL, INTEGER (the rowid alias) on SQLite, so autoincrement works on both.
+BigId = BigInteger().with_variant(Integer(), "sqlite")
+
+
+class Base(DeclarativeBase):
+    type_annotation_map: ClassVar[dict[Any, Any]] = {datetime: UTCDateTime, dict[str, Any]: JSON}
+
+
+class User(Base):
+    __tablename__ = "users"
+
+    id: Mapped[str] = mapped_column(String(36), primary_key=True)
+    email: Mapped[str] = mapped_column(String(320), unique=True)
+    plan: Mapped[str] = mapped_column(String(16), default="free")
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+
+class ApiKey(Base):
+    __tablename__ = "api_keys"
+
+    id: Mapped[str] = mapped_column(String(36), primary_key=True)
+    user_id: Mapped[str] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), index=True)
+    key_hash: Mapped[str] = mapped_column(String(64), unique=True)
+    prefix: Mapped[str] = mapped_column(String(16))
+    name: Mapped[str] = mapped_column(String(100), default="")
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    last_used_at: Mapped[datetime | None] = mapped_column(default=None)
+    revoked_at: Mapped[datetime | None] = mapped_column(default=None)
+
+
+class CreditAccount(Base):
+    """Per-user balances. `last_debit_daily` records how much of the latest debit came from the
+    daily allowance, so the ledger rows can attribute it (see `storage.credits.debit`)."""
+
+    __tablename__ = "credit_accounts"
+    __table_args__ = (
+        CheckConstraint("daily_balance >= 0", name="ck_daily_balance_nonnegative"),
+        CheckConstraint("pack_balance >= 0", name="ck_pack_balance_nonnegative"),
+    )
+
+    user_id: Mapped[str] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), primary_key=True)
+    daily_balance: Mapped[int] = mapped_column(Integer, default=0)
+    pack_balance: Mapped[int] = mapped_column(Integer, default=0)
+    daily_period: Mapped[str] = mapped_column(String(10), default="")
+    month_period: Mapped[str] = mapped_column(String(7), default="")
+    month_used: Mapped[int] = mapped_column(Integer, default=0)
+    last_debit_daily: Mapped[int] = mapped_column(Integer, default=0)
+
+
+class LedgerEntry(Base):
+    __tablename__ = "ledger_entries"
+    __table_args__ = (Index("ix_ledger_user_id_id", "user_id", "id"),)
+
+    id: Mapped[int] = mapped_column(BigId, primary_key=True, autoincrement=True)
+    user_id: Mapped[str] = mapped_column(String(36))
+    delta: Mapped[int] = mapped_column(Integer)
+    bucket: Mapped[str] = mapped_column(String(8))
+    kind: Mapped[str] = mapped_column(String(16))
+    reason: Mapped[str] = mapped_column(String(200), default="")
+    period: Mapped[str] = mapped_column(String(10), default="")
+    conversation_id: Mapped[str | None] = mapped_column(String(36), default=None)
+    query_id: Mapped[str | None] = mapped_column(String(16), default=None)
+    item_id: Mapped[str | None] = mapped_column(String(32), default=None)
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+
+class Conversation(Base):
+    __tablename__ = "conversations"
+    __table_args__ = (Index("ix_conversations_user_updated", "user_id", "updated_at"),)
+
+    id: Mapped[str] = mapped_column(String(36), primary_key=True)
+    user_id: Mapped[str] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"))
+    title: Mapped[str] = mapped_column(String(200), default="")
+    query_counter: Mapped[int] = mapped_column(Integer, default=0)
+    lock_token: Mapped[str | None] = mapped_column(String(36), default=None)
+    locked_until: Mapped[datetime | None] = mapped_column(default=None)
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    updated_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+
+class HistoryItem(Base):
+    """One entry of the dual-track history: a query, tool result, response or a summary of one."""
+
+    __tablename__ = "history_items"
+    __table_args__ = (
+        UniqueConstraint("conversation_id", "item_id", name="uq_history_items_conversation_item"),
+        Index("ix_history_items_conversation_seq", "conversation_id", "seq"),
+    )
+
+    seq: Mapped[int] = mapped_column(BigId, primary_key=True, autoincrement=True)
+    conversation_id: Mapped[str] = mapped_column(ForeignKey("conversations.id", ondelete="CASCADE"))
+    item_id: Mapped[str] = mapped_column(String(32))
+    query_number: Mapped[int] = mapped_column(Integer)
+    kind: Mapped[str] = mapped_column(String(20))
+    ref: Mapped[str | None] = mapped_column(String(32), default=None)
+    content: Mapped[str] = mapped_column(Text, default="")
+    status: Mapped[str] = mapped_column(String(12), default="done")
+    tool_name: Mapped[str | None] = mapped_column(String(128), default=None)
+    tool_input: Mapped[dict[str, Any] | None] = mapped_column(default=None)
+    tool_use_id: Mapped[str | None] = mapped_column(String(100), default=None)
+    is_error: Mapped[bool] = mapped_column(Boolean, default=False)
+    credits: Mapped[int] = mapped_column(Integer, default=0)
+    duration_ms: Mapped[int | None] = mapped_column(Integer, default=None)
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    updated_at: Mapped[datetime] = mapped_column(default=utcnow)
