@@ -66,15 +66,17 @@ def provider_config(settings: Settings, *, model: str | None = None) -> Provider
                           offline_token_delay_s=settings.offline_token_delay_ms / 1000)
 
 
-def build_services(settings: Settings) -> Services:
-    """Construct every service (no I/O happens here)."""
+def build_services(settings: Settings, *, model: Model | None = None, summariser: Summariser | None = None) -> Services:
+    """Construct every service (no I/O happens here). `model` and `summariser` replace the
+    configured ones (tests and benchmarks pass scripted fakes)."""
     database = Database(settings.resolved_database_url)
     history = HistoryStore(database)
     credit_service = CreditService(database)
-    model = build_model(provider_config(settings))
-    summariser: Summariser = ExtractiveSummariser()
-    if model.provider != "offline":
-        summariser = ModelSummariser(build_model(provider_config(settings, model=settings.summariser_model)))
+    model = model or build_model(provider_config(settings))
+    if summariser is None:
+        summariser = ExtractiveSummariser()
+        if model.provider in ("anthropic", "openai"):
+            summariser = ModelSummariser(build_model(provider_config(settings, model=settings.summariser_model)))
     summaries = SummaryJobs(summariser, history, fallback_chars=settings.summary_fallback_chars,
                             timeout_s=settings.model_timeout_s)
     registry = ToolRegistry([FullContextTool(history)])

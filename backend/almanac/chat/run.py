@@ -55,6 +55,7 @@ class _RunState:
     tool_count: int = 0
     allocated: dict[str, ToolUseBlock] = field(default_factory=dict)
     recorded: set[str] = field(default_factory=set)
+    completed_tools: int = 0
     charges: dict[str, Charge] = field(default_factory=dict)
     documentation_paid_by: str | None = None
     credits_used: int = 0
@@ -203,6 +204,7 @@ class ChatRun:
         await service.history.add(conversation_id=self.conversation_id, items=[full, brief])
         state.summaries[sum_id] = summary
         state.recorded.add(item_id)
+        state.completed_tools += outcome.status.billable
         state.tools_used.append(call.name)
         if long:
             state.summary_jobs[sum_id] = service.summaries.schedule(
@@ -228,7 +230,7 @@ class ChatRun:
         async with asyncio.timeout(FINISH_TIMEOUT_S):
             state, service, setup = self._state, self._service, self.setup
             await asyncio.gather(*state.pending, return_exceptions=True)
-            produced = bool(state.text) or bool(state.recorded)
+            produced = bool(state.text) or state.completed_tools > 0
             if (error is not None or cancelled) and not produced:
                 return await self._undo(error)
             for item_id, call in state.allocated.items():

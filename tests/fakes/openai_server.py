@@ -1,0 +1,113 @@
+"""A fake OpenAI-compatible Chat Completions server speaking the real wire format (SSE chunks,
+tool-call fragments by index, a usage chunk, `data: [DONE]`).
+
+Script it with `FakeOpenAI.enqueue(...)` (`Reply` or `Failure`); requests are recorded. With
+`Reply(stamp_tokens=n)` the server streams n tokens whose text is the server's clock at emission
+(`time.time()`), which the streaming benchmark uses to measure the delay the service adds.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from collections import deque
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response, StreamingResponse
+from starlette.routing import Route
+
+
+@dataclass
+class Reply:
+    text: str = ""
+    tool_calls: list[tuple[str, str, dict[str, Any]]] = field(default_factory=list)  # (id, name, input)
+    raw_arguments: str | None = None  # sent instead of the first call's JSON arguments
+    prompt_tokens: int = 30
+    completion_tokens: int = 9
+    chunk_delay_s: float = 0.0
+    stamp_tokens: int = 0
+
+
+@dataclass
+class Failure:
+    status: int = 500
+    message: str = "server error"
+    headers: dict[str, str] = field(default_factory=dict)
+
+
+class FakeOpenAI:
+    def __init__(self, *, default: Reply | None = None) -> None:
+        self.steps: deque[Reply | Failure] = deque()
+        self.requests: list[dict[str, Any]] = []
+        self.default = default or Reply(text="ok")
+        self.app = Starlette(routes=[Route("/v1/chat/completions", self._completions, methods=["POST"])])
+
+    def enqueue(self, *steps: Reply | Failure) -> None:
+        self.steps.extend(steps)
+
+    async def _completions(self, request: Request) -> Response:
+        body = await request.json()
+        self.requests.append({"headers": dict(request.headers), "body": body})
+        step = self.steps.popleft() if self.steps else self.default
+        if isinstance(step, Failure):
+            return JSONResponse({"error": {"message": step.message, "type": "server_error", "code": None}},
+                                status_code=step.status, headers=step.headers)
+        if not body.get("stream"):
+            return JSONResponse(_completion(step, body.get("model", "m")))
+        usage = bool((body.get("stream_options") or {}).get("include_usage"))
+        return StreamingResponse(_chunks(step, body.get("model", "m"), usage), media_type="text/event-stream")
+
+
+def _tool_calls(reply: Reply) -> list[dict[str, Any]]:
+    return [{"id": i, "type": "function", "function": {"name": n, "arguments": json.dumps(a)}}
+            for i, n, a in reply.tool_calls]
+
+
+def _completion(reply: Reply, model: str) -> dict[str, Any]:
+    message: dict[str, Any] = {"role": "assistant", "content": reply.text or None}
+    if reply.tool_calls:
+        message["tool_calls"] = _tool_calls(reply)
+    return {"id": "chatcmpl-fake", "object": "chat.completion", "created": int(time.time()), "model": model,
+            "choices": [{"index": 0, "message": message,
+                         "finish_reason": "tool_calls" if reply.tool_calls else "stop"}],
+            "usage": {"prompt_tokens": reply.prompt_tokens, "completion_tokens": reply.completion_tokens,
+                      "total_tokens": reply.prompt_tokens + reply.completion_tokens}}
+
+
+def _chunk(model: str, delta: dict[str, Any] | None, finish: str | None = None, **extra: Any) -> bytes:
+    choices = [] if delta is None else [{"index": 0, "delta": delta, "finish_reason": finish}]
+    payload = {"id": "chatcmpl-fake", "object": "chat.completion.chunk", "created": int(time.time()),
+               "model": model, "choices": choices, **extra}
+    return f"data: {json.dumps(payload)}\n\n".encode()
+
+
+async def _chunks(reply: Reply, model: str, usage: bool) -> AsyncIterator[bytes]:
+    yield _chunk(model, {"role": "assistant", "content": ""})
+    pieces = [f"{w} " for w in reply.text.split(" ")] if reply.text else []
+    for index in range(reply.stamp_tokens):
+        if index:
+            await asyncio.sleep(reply.chunk_delay_s)
+        yield _chunk(model, {"content": f"{time.time():.6f} "})
+    for piece in pieces:
+        yield _chunk(model, {"content": piece})
+        if reply.chunk_delay_s:
+            await asyncio.sleep(reply.chunk_delay_s)
+    for position, (call_id, name, arguments) in enumerate(reply.tool_calls):
+        raw = reply.raw_arguments if (position == 0 and reply.raw_arguments is not None) else json.dumps(arguments)
+        yield _chunk(model, {"tool_calls": [{"index": position, "id": call_id, "type": "function",
+                                             "function": {"name": name, "arguments": ""}}]})
+        half = max(1, len(raw) // 2)
+        for start in range(0, len(raw), half):
+            piece = raw[start : start + half]
+            yield _chunk(model, {"tool_calls": [{"index": position, "function": {"arguments": piece}}]})
+    yield _chunk(model, {}, "tool_calls" if reply.tool_calls else "stop")
+    if usage:
+        yield _chunk(model, None, usage={"prompt_tokens": reply.prompt_tokens,
+                                         "completion_tokens": reply.completion_tokens,
+                                         "total_tokens": reply.prompt_tokens + reply.completion_tokens})
+    yield b"data: [DONE]\n\n"

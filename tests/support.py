@@ -1,0 +1,41 @@
+"""Helpers for tests: settings, services, users and API clients on a given database."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+import httpx
+
+from almanac.auth.service import AccountService, NewUser
+from almanac.config import Settings
+from almanac.llm.base import Model
+from almanac.main import Services, build_services, create_app
+
+
+def settings_for(database_url: str, **overrides: Any) -> Settings:
+    """Settings for tests: the given database, no local user, an instant offline model."""
+    values: dict[str, Any] = {
+        "database_url": database_url, "local_user": False, "offline_token_delay_ms": 0, "summary_wait_s": 5,
+        "chat_provider": "offline",
+    }
+    values.update(overrides)
+    return Settings(_env_file=None, **values)  # type: ignore[call-arg]
+
+
+async def make_user(services: Services, email: str | None = None, plan: str = "free") -> NewUser:
+    return await AccountService(services.database).create_user(
+        email=email or f"user-{uuid.uuid4().hex[:8]}@example.com", plan=plan
+    )
+
+
+def api_client(services: Services, settings: Settings, key: str | None = None) -> httpx.AsyncClient:
+    app = create_app(settings, services)
+    headers = {"Authorization": f"Bearer {key}"} if key else {}
+    return httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://test", headers=headers,
+                             timeout=30)
+
+
+def services_for(url: str, *, model: Model | None = None, **overrides: Any) -> tuple[Services, Settings]:
+    settings = settings_for(url, **overrides)
+    return build_services(settings, model=model), settings
