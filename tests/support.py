@@ -16,7 +16,10 @@ from almanac.main import Services, build_services, create_app
 def settings_for(database_url: str, **overrides: Any) -> Settings:
     """Settings for tests: the given database, no local user, an instant offline model."""
     values: dict[str, Any] = {
-        "database_url": database_url, "local_user": False, "offline_token_delay_ms": 0, "summary_wait_s": 5,
+        "database_url": database_url,
+        "local_user": False,
+        "offline_token_delay_ms": 0,
+        "summary_wait_s": 5,
         "chat_provider": "offline",
     }
     values.update(overrides)
@@ -32,8 +35,9 @@ async def make_user(services: Services, email: str | None = None, plan: str = "f
 def api_client(services: Services, settings: Settings, key: str | None = None) -> httpx.AsyncClient:
     app = create_app(settings, services)
     headers = {"Authorization": f"Bearer {key}"} if key else {}
-    return httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://test", headers=headers,
-                             timeout=30)
+    return httpx.AsyncClient(
+        transport=httpx.ASGITransport(app=app), base_url="http://test", headers=headers, timeout=30
+    )
 
 
 def services_for(url: str, *, model: Model | None = None, **overrides: Any) -> tuple[Services, Settings]:

@@ -1,11 +1,11 @@
 """The `almanac` command: serve, migrate, manage users and credits.
 
-    almanac serve [--host H] [--port P]     apply pending migrations, then serve
-    almanac db upgrade                      apply pending migrations
-    almanac users create --email E [--plan free|pro]   prints the new API key as the last line
-    almanac keys create --email E           another API key for a user (last line)
-    almanac credits grant --email E --amount N --reason R
-    almanac credits show --email E
+almanac serve [--host H] [--port P]     apply pending migrations, then serve
+almanac db upgrade                      apply pending migrations
+almanac users create --email E [--plan free|pro]   prints the new API key as the last line
+almanac keys create --email E           another API key for a user (last line)
+almanac credits grant --email E --amount N --reason R
+almanac credits show --email E
 """
 
 from __future__ import annotations
@@ -108,8 +108,9 @@ def _serve(settings: Settings, args: argparse.Namespace) -> int:
     host = args.host or settings.host
     port = args.port or settings.port
     upgrade(settings.resolved_database_url)
-    uvicorn.run(create_app(settings), host=host, port=port, log_level=settings.log_level.lower(),
-                timeout_graceful_shutdown=15)
+    uvicorn.run(
+        create_app(settings), host=host, port=port, log_level=settings.log_level.lower(), timeout_graceful_shutdown=15
+    )
     return 0
 
 
@@ -156,8 +157,10 @@ def _credits_show(settings: Settings, args: argparse.Namespace) -> int:
             + (f", {snapshot.left_this_month} left this month" if snapshot.left_this_month is not None else ""),
             "recent ledger entries:",
         ]
-        lines += [f"  {row.created_at:%Y-%m-%d %H:%M} {row.delta:+5d} {row.bucket:<5} {row.kind:<9} {row.reason}"
-                  for row in snapshot.recent]
+        lines += [
+            f"  {row.created_at:%Y-%m-%d %H:%M} {row.delta:+5d} {row.bucket:<5} {row.kind:<9} {row.reason}"
+            for row in snapshot.recent
+        ]
         return lines
 
     print("\n".join(_with_database(settings, show)))

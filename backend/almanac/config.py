@@ -23,9 +23,7 @@ class ConfigError(Exception):
 class Settings(BaseSettings):
     """Almanac's configuration. Field names map to upper-case environment variables."""
 
-    model_config = SettingsConfigDict(
-        env_file=".env", env_file_encoding="utf-8", extra="ignore", case_sensitive=False
-    )
+    model_config = SettingsConfigDict(env_file=".env", env_file_encoding="utf-8", extra="ignore", case_sensitive=False)
 
     # --- server -----------------------------------------------------------------------------
     host: str = Field("127.0.0.1", description="Address `almanac serve` binds to.")
@@ -78,9 +76,7 @@ class Settings(BaseSettings):
     # --- turn loop and memory ------------------------------------------------------------------
     max_turns: int = Field(15, ge=1, le=100, description="Model turns per query before a forced answer.")
     tool_timeout_s: float = Field(30.0, gt=0, description="Timeout of one tool call (seconds).")
-    max_message_chars: int = Field(
-        32_000, ge=1, description="Longest accepted user message; longer gets HTTP 413."
-    )
+    max_message_chars: int = Field(32_000, ge=1, description="Longest accepted user message; longer gets HTTP 413.")
     summary_fallback_chars: int = Field(
         2_000, ge=100, description="Bound on an item kept verbatim when its summary is not available."
     )

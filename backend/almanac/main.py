@@ -56,14 +56,25 @@ def provider_config(settings: Settings, *, model: str | None = None) -> Provider
     provider = settings.resolved_chat_provider
     if provider == "anthropic":
         key = settings.anthropic_api_key.get_secret_value() if settings.anthropic_api_key else None
-        return ProviderConfig("anthropic", model or settings.anthropic_model, key, settings.anthropic_base_url,
-                              settings.model_timeout_s, settings.model_max_retries)
+        return ProviderConfig(
+            "anthropic",
+            model or settings.anthropic_model,
+            key,
+            settings.anthropic_base_url,
+            settings.model_timeout_s,
+            settings.model_max_retries,
+        )
     if provider == "openai":
         key = settings.openai_api_key.get_secret_value() if settings.openai_api_key else None
-        return ProviderConfig("openai", model or settings.openai_model, key, settings.openai_base_url,
-                              settings.model_timeout_s, settings.model_max_retries)
-    return ProviderConfig("offline", "almanac-offline",
-                          offline_token_delay_s=settings.offline_token_delay_ms / 1000)
+        return ProviderConfig(
+            "openai",
+            model or settings.openai_model,
+            key,
+            settings.openai_base_url,
+            settings.model_timeout_s,
+            settings.model_max_retries,
+        )
+    return ProviderConfig("offline", "almanac-offline", offline_token_delay_s=settings.offline_token_delay_ms / 1000)
 
 
 def build_services(settings: Settings, *, model: Model | None = None, summariser: Summariser | None = None) -> Services:
@@ -77,8 +88,9 @@ def build_services(settings: Settings, *, model: Model | None = None, summariser
         summariser = ExtractiveSummariser()
         if model.provider in ("anthropic", "openai"):
             summariser = ModelSummariser(build_model(provider_config(settings, model=settings.summariser_model)))
-    summaries = SummaryJobs(summariser, history, fallback_chars=settings.summary_fallback_chars,
-                            timeout_s=settings.model_timeout_s)
+    summaries = SummaryJobs(
+        summariser, history, fallback_chars=settings.summary_fallback_chars, timeout_s=settings.model_timeout_s
+    )
     registry = ToolRegistry([FullContextTool(history)])
     limits = ChatLimits(
         max_message_chars=settings.max_message_chars,
@@ -86,10 +98,28 @@ def build_services(settings: Settings, *, model: Model | None = None, summariser
         lease_s=settings.conversation_lease_s,
         loop=LoopLimits(settings.max_turns, settings.tool_timeout_s, settings.max_output_tokens),
     )
-    chat_service = ChatService(database=database, history=history, credits=credit_service, registry=registry,
-                               model=model, summaries=summaries, limits=limits)
-    return Services(settings, database, AccountService(database), credit_service, history, registry, model,
-                    summariser, summaries, chat_service, ConversationService(database))
+    chat_service = ChatService(
+        database=database,
+        history=history,
+        credits=credit_service,
+        registry=registry,
+        model=model,
+        summaries=summaries,
+        limits=limits,
+    )
+    return Services(
+        settings,
+        database,
+        AccountService(database),
+        credit_service,
+        history,
+        registry,
+        model,
+        summariser,
+        summaries,
+        chat_service,
+        ConversationService(database),
+    )
 
 
 def create_app(settings: Settings, services: Services | None = None) -> FastAPI:
@@ -114,7 +144,8 @@ def create_app(settings: Settings, services: Services | None = None) -> FastAPI:
         lifespan=lifespan,
     )
     app.state.services = services
-    app.add_middleware(BodySizeLimit, max_bytes=settings.max_message_chars * 4 + 64_000)
+    # JSON may spend up to 12 bytes on one character (an escaped surrogate pair).
+    app.add_middleware(BodySizeLimit, max_bytes=settings.max_message_chars * 12 + 64_000)
     install_error_handlers(app)
     for module in (health, me, chat, conversations, credits):
         app.include_router(module.router)

@@ -29,8 +29,11 @@ def rows(settings: Settings, services: Services) -> list[tuple[str, str]]:
         ("embeddings", "none"),
         ("MCP servers", "none"),
         ("tools", ", ".join(services.registry.names) or "none"),
-        ("limits", f"{settings.max_turns} turns, tool timeout {settings.tool_timeout_s:g} s, "
-                   f"messages up to {settings.max_message_chars:,} chars"),
+        (
+            "limits",
+            f"{settings.max_turns} turns, tool timeout {settings.tool_timeout_s:g} s, "
+            f"messages up to {settings.max_message_chars:,} chars",
+        ),
         ("off", "; ".join(off) or "nothing"),
     ]
 

@@ -58,8 +58,11 @@ class FakeAnthropic:
         step = self.steps.popleft() if self.steps else Turn(text="ok")
         if isinstance(step, Failure) and step.after_events is None:
             return JSONResponse(
-                {"type": "error", "error": {"type": step.error_type, "message": step.message},
-                 "request_id": "req_fake"},
+                {
+                    "type": "error",
+                    "error": {"type": step.error_type, "message": step.message},
+                    "request_id": "req_fake",
+                },
                 status_code=step.status,
                 headers=step.headers,
             )
@@ -74,9 +77,16 @@ class FakeAnthropic:
 def _message(turn: Turn, model: str) -> dict[str, Any]:
     content: list[dict[str, Any]] = [{"type": "text", "text": turn.text}] if turn.text else []
     content += [{"type": "tool_use", "id": i, "name": n, "input": inp} for i, n, inp in turn.tool_calls]
-    return {"id": "msg_fake", "type": "message", "role": "assistant", "model": model, "content": content,
-            "stop_reason": turn.stop_reason, "stop_sequence": None,
-            "usage": {"input_tokens": turn.input_tokens, "output_tokens": turn.output_tokens}}
+    return {
+        "id": "msg_fake",
+        "type": "message",
+        "role": "assistant",
+        "model": model,
+        "content": content,
+        "stop_reason": turn.stop_reason,
+        "stop_sequence": None,
+        "usage": {"input_tokens": turn.input_tokens, "output_tokens": turn.output_tokens},
+    }
 
 
 def _events(turn: Turn, model: str) -> list[dict[str, Any]]:
@@ -89,22 +99,38 @@ def _events(turn: Turn, model: str) -> list[dict[str, Any]]:
         words = turn.text.split(" ")
         for n, word in enumerate(words):
             piece = word if n == len(words) - 1 else word + " "
-            events.append({"type": "content_block_delta", "index": index,
-                           "delta": {"type": "text_delta", "text": piece}})
+            events.append(
+                {"type": "content_block_delta", "index": index, "delta": {"type": "text_delta", "text": piece}}
+            )
         events.append({"type": "content_block_stop", "index": index})
         index += 1
     for position, (call_id, name, arguments) in enumerate(turn.tool_calls):
-        events.append({"type": "content_block_start", "index": index,
-                       "content_block": {"type": "tool_use", "id": call_id, "name": name, "input": {}}})
+        events.append(
+            {
+                "type": "content_block_start",
+                "index": index,
+                "content_block": {"type": "tool_use", "id": call_id, "name": name, "input": {}},
+            }
+        )
         raw = turn.raw_tool_json if (position == 0 and turn.raw_tool_json is not None) else json.dumps(arguments)
         third = max(1, len(raw) // 3)
         for start in range(0, len(raw), third):
-            events.append({"type": "content_block_delta", "index": index,
-                           "delta": {"type": "input_json_delta", "partial_json": raw[start : start + third]}})
+            events.append(
+                {
+                    "type": "content_block_delta",
+                    "index": index,
+                    "delta": {"type": "input_json_delta", "partial_json": raw[start : start + third]},
+                }
+            )
         events.append({"type": "content_block_stop", "index": index})
         index += 1
-    events.append({"type": "message_delta", "delta": {"stop_reason": turn.stop_reason, "stop_sequence": None},
-                   "usage": {"output_tokens": turn.output_tokens}})
+    events.append(
+        {
+            "type": "message_delta",
+            "delta": {"stop_reason": turn.stop_reason, "stop_sequence": None},
+            "usage": {"output_tokens": turn.output_tokens},
+        }
+    )
     events.append({"type": "message_stop"})
     return events
 

@@ -55,8 +55,11 @@ class FakeOpenAI:
         self.requests.append({"headers": dict(request.headers), "body": body})
         step = self.steps.popleft() if self.steps else self.default
         if isinstance(step, Failure):
-            return JSONResponse({"error": {"message": step.message, "type": "server_error", "code": None}},
-                                status_code=step.status, headers=step.headers)
+            return JSONResponse(
+                {"error": {"message": step.message, "type": "server_error", "code": None}},
+                status_code=step.status,
+                headers=step.headers,
+            )
         if not body.get("stream"):
             return JSONResponse(_completion(step, body.get("model", "m")))
         usage = bool((body.get("stream_options") or {}).get("include_usage"))
@@ -64,25 +67,40 @@ class FakeOpenAI:
 
 
 def _tool_calls(reply: Reply) -> list[dict[str, Any]]:
-    return [{"id": i, "type": "function", "function": {"name": n, "arguments": json.dumps(a)}}
-            for i, n, a in reply.tool_calls]
+    return [
+        {"id": i, "type": "function", "function": {"name": n, "arguments": json.dumps(a)}}
+        for i, n, a in reply.tool_calls
+    ]
 
 
 def _completion(reply: Reply, model: str) -> dict[str, Any]:
     message: dict[str, Any] = {"role": "assistant", "content": reply.text or None}
     if reply.tool_calls:
         message["tool_calls"] = _tool_calls(reply)
-    return {"id": "chatcmpl-fake", "object": "chat.completion", "created": int(time.time()), "model": model,
-            "choices": [{"index": 0, "message": message,
-                         "finish_reason": "tool_calls" if reply.tool_calls else "stop"}],
-            "usage": {"prompt_tokens": reply.prompt_tokens, "completion_tokens": reply.completion_tokens,
-                      "total_tokens": reply.prompt_tokens + reply.completion_tokens}}
+    return {
+        "id": "chatcmpl-fake",
+        "object": "chat.completion",
+        "created": int(time.time()),
+        "model": model,
+        "choices": [{"index": 0, "message": message, "finish_reason": "tool_calls" if reply.tool_calls else "stop"}],
+        "usage": {
+            "prompt_tokens": reply.prompt_tokens,
+            "completion_tokens": reply.completion_tokens,
+            "total_tokens": reply.prompt_tokens + reply.completion_tokens,
+        },
+    }
 
 
 def _chunk(model: str, delta: dict[str, Any] | None, finish: str | None = None, **extra: Any) -> bytes:
     choices = [] if delta is None else [{"index": 0, "delta": delta, "finish_reason": finish}]
-    payload = {"id": "chatcmpl-fake", "object": "chat.completion.chunk", "created": int(time.time()),
-               "model": model, "choices": choices, **extra}
+    payload = {
+        "id": "chatcmpl-fake",
+        "object": "chat.completion.chunk",
+        "created": int(time.time()),
+        "model": model,
+        "choices": choices,
+        **extra,
+    }
     return f"data: {json.dumps(payload)}\n\n".encode()
 
 
@@ -99,15 +117,27 @@ async def _chunks(reply: Reply, model: str, usage: bool) -> AsyncIterator[bytes]
             await asyncio.sleep(reply.chunk_delay_s)
     for position, (call_id, name, arguments) in enumerate(reply.tool_calls):
         raw = reply.raw_arguments if (position == 0 and reply.raw_arguments is not None) else json.dumps(arguments)
-        yield _chunk(model, {"tool_calls": [{"index": position, "id": call_id, "type": "function",
-                                             "function": {"name": name, "arguments": ""}}]})
+        yield _chunk(
+            model,
+            {
+                "tool_calls": [
+                    {"index": position, "id": call_id, "type": "function", "function": {"name": name, "arguments": ""}}
+                ]
+            },
+        )
         half = max(1, len(raw) // 2)
         for start in range(0, len(raw), half):
             piece = raw[start : start + half]
             yield _chunk(model, {"tool_calls": [{"index": position, "function": {"arguments": piece}}]})
     yield _chunk(model, {}, "tool_calls" if reply.tool_calls else "stop")
     if usage:
-        yield _chunk(model, None, usage={"prompt_tokens": reply.prompt_tokens,
-                                         "completion_tokens": reply.completion_tokens,
-                                         "total_tokens": reply.prompt_tokens + reply.completion_tokens})
+        yield _chunk(
+            model,
+            None,
+            usage={
+                "prompt_tokens": reply.prompt_tokens,
+                "completion_tokens": reply.completion_tokens,
+                "total_tokens": reply.prompt_tokens + reply.completion_tokens,
+            },
+        )
     yield b"data: [DONE]\n\n"

@@ -154,8 +154,10 @@ def _embed(body: dict[str, Any]) -> JSONResponse:
     tokens = sum(fake_token_count(t) for t in texts)
     if tokens > REQUEST_TOKEN_LIMITS[model]:
         return JSONResponse(
-            {"detail": f"The max allowed tokens per submitted batch is {REQUEST_TOKEN_LIMITS[model]}. "
-             f"Your batch has {tokens} tokens after truncation."},
+            {
+                "detail": f"The max allowed tokens per submitted batch is {REQUEST_TOKEN_LIMITS[model]}. "
+                f"Your batch has {tokens} tokens after truncation."
+            },
             400,
         )
     dimension = body.get("output_dimension") or DEFAULT_DIMENSION

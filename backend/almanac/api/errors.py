@@ -44,8 +44,15 @@ def error_body(code: str, message: str, **extra: Any) -> dict[str, Any]:
 def refusal_error(exc: ChatRefused) -> ApiError:
     """The HTTP form of a chat refusal."""
     if isinstance(exc, InsufficientCredits):
-        return ApiError(402, exc.code, str(exc), balance=exc.balance, needed=exc.needed, plan=exc.plan,
-                        how_to_get_more=exc.how_to_get_more)
+        return ApiError(
+            402,
+            exc.code,
+            str(exc),
+            balance=exc.balance,
+            needed=exc.needed,
+            plan=exc.plan,
+            how_to_get_more=exc.how_to_get_more,
+        )
     if isinstance(exc, MessageTooLarge):
         return ApiError(413, exc.code, str(exc), field="message", limit=exc.limit, size=exc.size)
     if isinstance(exc, EmptyMessage):
@@ -82,18 +89,21 @@ def install_error_handlers(app: FastAPI) -> None:
         fields = [{"field": _field_name(e.get("loc", ())), "message": e.get("msg", "invalid")} for e in exc.errors()]
         summary = "; ".join(f"{f['field']}: {f['message']}" for f in fields[:5])
         body = error_body("invalid_request", summary or "invalid request", fields=fields)
-        body["detail"] = [{"loc": list(e.get("loc", ())), "msg": e.get("msg"), "type": e.get("type")}
-                          for e in exc.errors()]
+        body["detail"] = [
+            {"loc": list(e.get("loc", ())), "msg": e.get("msg"), "type": e.get("type")} for e in exc.errors()
+        ]
         return JSONResponse(body, status_code=422)
 
     @app.exception_handler(StarletteHTTPException)
     async def _http(_: Request, exc: StarletteHTTPException) -> JSONResponse:
         code = {404: "not_found", 405: "method_not_allowed", 401: "unauthorized"}.get(exc.status_code, "http_error")
-        return JSONResponse(error_body(code, str(exc.detail)), status_code=exc.status_code,
-                            headers=getattr(exc, "headers", None))
+        return JSONResponse(
+            error_body(code, str(exc.detail)), status_code=exc.status_code, headers=getattr(exc, "headers", None)
+        )
 
     @app.exception_handler(Exception)
     async def _unexpected(_: Request, exc: Exception) -> JSONResponse:  # boundary: log, never leak internals
         log.exception("unhandled error")
-        return JSONResponse(error_body("internal_error", "an internal error occurred; it has been logged"),
-                            status_code=500)
+        return JSONResponse(
+            error_body("internal_error", "an internal error occurred; it has been logged"), status_code=500
+        )

@@ -46,10 +46,16 @@ class BodySizeLimit:
                 await self._refuse(send)
 
     async def _refuse(self, send: Send) -> None:
-        body = json.dumps({"error": {"code": "body_too_large",
-                                     "message": f"request body exceeds {self.max_bytes:,} bytes"}}).encode()
-        await send({"type": "http.response.start", "status": 413,
-                    "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]})
+        body = json.dumps(
+            {"error": {"code": "body_too_large", "message": f"request body exceeds {self.max_bytes:,} bytes"}}
+        ).encode()
+        await send(
+            {
+                "type": "http.response.start",
+                "status": 413,
+                "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())],
+            }
+        )
         await send({"type": "http.response.body", "body": body})
 
 

@@ -160,8 +160,13 @@ class CreditService:
                     session,
                     user_id=user_id,
                     entries=[
-                        _entry(-change.expire, DAILY, "expire", ChargeContext("unused allowance expired"),
-                               account.daily_period),
+                        _entry(
+                            -change.expire,
+                            DAILY,
+                            "expire",
+                            ChargeContext("unused allowance expired"),
+                            account.daily_period,
+                        ),
                         _entry(change.grant, DAILY, "allowance", context, change.daily_period),
                     ],
                 )

@@ -60,9 +60,7 @@ class Renewal:
     month_used: int
 
 
-def renewal(
-    *, terms: PlanTerms, daily_balance: int, month_used: int, last_month: str, now: datetime
-) -> Renewal:
+def renewal(*, terms: PlanTerms, daily_balance: int, month_used: int, last_month: str, now: datetime) -> Renewal:
     """The renewal for the day of `now`: the old allowance expires, a new one is granted.
 
     A Pro grant never lets the month's spent allowance exceed the monthly cap.

@@ -36,9 +36,7 @@ class ConversationBusy(ChatRefused):
     code = "conversation_busy"
 
     def __init__(self, conversation_id: str) -> None:
-        super().__init__(
-            f"conversation {conversation_id} is answering another message; retry when it has finished"
-        )
+        super().__init__(f"conversation {conversation_id} is answering another message; retry when it has finished")
 
 
 class InsufficientCredits(ChatRefused):

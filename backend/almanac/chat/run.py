@@ -102,12 +102,19 @@ class ChatRun:
         error: Exception | None = None
         cancelled = False
         try:
-            queue.put_nowait(MessageStart(self.conversation_id, self.query_id, service.model.name,
-                                          service.model.provider))
+            queue.put_nowait(
+                MessageStart(self.conversation_id, self.query_id, service.model.name, service.model.provider)
+            )
             items = await service.history.items(user_id=self.setup.user.id, conversation_id=self.conversation_id)
             messages = working_messages(items, query_number=self.setup.query_number, query_text=self.setup.message)
-            loop = TurnLoop(model=service.model, system=service.system_prompt, messages=messages,
-                            registry=service.registry, hooks=self, limits=service.limits.loop)
+            loop = TurnLoop(
+                model=service.model,
+                system=service.system_prompt,
+                messages=messages,
+                registry=service.registry,
+                hooks=self,
+                limits=service.limits.loop,
+            )
             async for event in loop.run():
                 if isinstance(event, TextDeltaEvent):
                     self._state.text.append(event.text)
@@ -155,10 +162,14 @@ class ChatRun:
         charge = await asyncio.shield(debit)
         if charge is None:
             balance = await self._service.credits.balance(user_id=self.setup.user.id)
-            return Admission(False, 0, (
-                f"Not run: {call.name} costs {price} credits and the user's balance is {balance}. "
-                "Answer with what you already have, and mention that credits ran out."
-            ))
+            return Admission(
+                False,
+                0,
+                (
+                    f"Not run: {call.name} costs {price} credits and the user's balance is {balance}. "
+                    "Answer with what you already have, and mention that credits ran out."
+                ),
+            )
         if tool.billing is BillingCategory.DOCUMENTATION:
             state.documentation_paid_by = item_id
         return Admission(True, price)
@@ -185,8 +196,13 @@ class ChatRun:
         charged = admission.credits if outcome.status.billable else 0
         charge = state.charges.pop(item_id, None)
         if charge is not None and not outcome.status.billable:
-            await service.credits.refund(user_id=self.setup.user.id, charge=charge, context=ChargeContext(
-                f"tool {call.name} {outcome.status.value}", self.conversation_id, self.query_id, item_id))
+            await service.credits.refund(
+                user_id=self.setup.user.id,
+                charge=charge,
+                context=ChargeContext(
+                    f"tool {call.name} {outcome.status.value}", self.conversation_id, self.query_id, item_id
+                ),
+            )
             if state.documentation_paid_by == item_id:
                 state.documentation_paid_by = None
         state.credits_used += charged
@@ -194,13 +210,28 @@ class ChatRun:
         long = needs_summary(outcome.content)
         summary = service.summaries.fallback(outcome.content, full_id=item_id) if long else outcome.content
         full = ItemRecord(
-            item_id=item_id, query_number=self.setup.query_number, kind=ItemKind.TOOL_RESULT,
-            content=outcome.content, status=outcome.status.value, tool_name=call.name,
-            tool_input=dict(call.input), tool_use_id=call.id, is_error=outcome.is_error, credits=charged,
+            item_id=item_id,
+            query_number=self.setup.query_number,
+            kind=ItemKind.TOOL_RESULT,
+            content=outcome.content,
+            status=outcome.status.value,
+            tool_name=call.name,
+            tool_input=dict(call.input),
+            tool_use_id=call.id,
+            is_error=outcome.is_error,
+            credits=charged,
             duration_ms=outcome.duration_ms,
         )
-        brief = replace(full, item_id=sum_id, kind=ItemKind.TOOL_SUMMARY, content=summary, ref=item_id,
-                        status="pending" if long else "done", credits=0, duration_ms=None)
+        brief = replace(
+            full,
+            item_id=sum_id,
+            kind=ItemKind.TOOL_SUMMARY,
+            content=summary,
+            ref=item_id,
+            status="pending" if long else "done",
+            credits=0,
+            duration_ms=None,
+        )
         await service.history.add(conversation_id=self.conversation_id, items=[full, brief])
         state.summaries[sum_id] = summary
         state.recorded.add(item_id)
@@ -208,13 +239,21 @@ class ChatRun:
         state.tools_used.append(call.name)
         if long:
             state.summary_jobs[sum_id] = service.summaries.schedule(
-                conversation_id=self.conversation_id, summary_id=sum_id, full_id=item_id,
+                conversation_id=self.conversation_id,
+                summary_id=sum_id,
+                full_id=item_id,
                 request=SummaryRequest(ItemKind.TOOL_RESULT, outcome.content, call.name, self.setup.message),
             )
         await self._renew_lease_if_due()
         return ToolResultEvent(
-            id=call.id, name=call.name, item_id=item_id, summary_id=sum_id, is_error=outcome.is_error,
-            status=outcome.status.value, summary=None if long else summary, duration_ms=outcome.duration_ms,
+            id=call.id,
+            name=call.name,
+            item_id=item_id,
+            summary_id=sum_id,
+            is_error=outcome.is_error,
+            status=outcome.status.value,
+            summary=None if long else summary,
+            duration_ms=outcome.duration_ms,
             credits=charged,
         )
 
@@ -235,8 +274,7 @@ class ChatRun:
                 return await self._undo(error)
             for item_id, call in state.allocated.items():
                 if item_id not in state.recorded:
-                    outcome = ToolOutcome(f"{call.name} did not run: the answer was interrupted.",
-                                          ToolStatus.CANCELLED)
+                    outcome = ToolOutcome(f"{call.name} did not run: the answer was interrupted.", ToolStatus.CANCELLED)
                     await self._record(call, item_id, outcome, Admission(False))
             response = "".join(state.text)
             stop_reason = state.stop_reason or "end_turn"
@@ -249,8 +287,9 @@ class ChatRun:
             elif cancelled:
                 response += "\n\n[Stopped: the answer was interrupted before it was complete.]"
                 stop_reason = "cancelled"
-            await self._store_response(response, status="done" if stop_reason not in ("error", "cancelled")
-                                       else "interrupted")
+            await self._store_response(
+                response, status="done" if stop_reason not in ("error", "cancelled") else "interrupted"
+            )
             if not cancelled:
                 await service.summaries.wait(state.summary_jobs.values(), timeout_s=service.limits.summary_wait_s)
             await service.release(conversation_id=self.conversation_id, lock_token=setup.lock_token)
@@ -259,13 +298,22 @@ class ChatRun:
                     state.summaries[sum_id] = job.result()
             balance = await service.credits.balance(user_id=setup.user.id)
             response_sum_id = summary_id(response_id(setup.query_number))
-            events.append(MessageEnd(
-                conversation_id=self.conversation_id, query_id=self.query_id,
-                message_id=response_id(setup.query_number), summary_id=response_sum_id,
-                summary=state.summaries.get(response_sum_id, ""), response=response,
-                tools_used=list(state.tools_used), credits_used=state.credits_used, credits_remaining=balance,
-                turns=state.turns, stop_reason=stop_reason, summaries=dict(state.summaries),
-            ))
+            events.append(
+                MessageEnd(
+                    conversation_id=self.conversation_id,
+                    query_id=self.query_id,
+                    message_id=response_id(setup.query_number),
+                    summary_id=response_sum_id,
+                    summary=state.summaries.get(response_sum_id, ""),
+                    response=response,
+                    tools_used=list(state.tools_used),
+                    credits_used=state.credits_used,
+                    credits_remaining=balance,
+                    turns=state.turns,
+                    stop_reason=stop_reason,
+                    summaries=dict(state.summaries),
+                )
+            )
             return events
 
     async def _store_response(self, response: str, *, status: str) -> None:
@@ -274,16 +322,33 @@ class ChatRun:
         sum_id = summary_id(full_id)
         long = needs_summary(response)
         summary = service.summaries.fallback(response, full_id=full_id) if long else response
-        await service.history.add(conversation_id=self.conversation_id, items=[
-            ItemRecord(item_id=full_id, query_number=number, kind=ItemKind.RESPONSE, content=response,
-                       status=status, credits=self._state.credits_used),
-            ItemRecord(item_id=sum_id, query_number=number, kind=ItemKind.RESPONSE_SUMMARY, content=summary,
-                       ref=full_id, status="pending" if long else "done"),
-        ])
+        await service.history.add(
+            conversation_id=self.conversation_id,
+            items=[
+                ItemRecord(
+                    item_id=full_id,
+                    query_number=number,
+                    kind=ItemKind.RESPONSE,
+                    content=response,
+                    status=status,
+                    credits=self._state.credits_used,
+                ),
+                ItemRecord(
+                    item_id=sum_id,
+                    query_number=number,
+                    kind=ItemKind.RESPONSE_SUMMARY,
+                    content=summary,
+                    ref=full_id,
+                    status="pending" if long else "done",
+                ),
+            ],
+        )
         self._state.summaries[sum_id] = summary
         if long:
             self._state.summary_jobs[sum_id] = service.summaries.schedule(
-                conversation_id=self.conversation_id, summary_id=sum_id, full_id=full_id,
+                conversation_id=self.conversation_id,
+                summary_id=sum_id,
+                full_id=full_id,
                 request=SummaryRequest(ItemKind.RESPONSE, response, None, self.setup.message),
             )
 
@@ -291,13 +356,22 @@ class ChatRun:
         """The query produced nothing: refund it and remove every trace of it."""
         service, setup = self._service, self.setup
         for item_id, charge in list(self._state.charges.items()):
-            await service.credits.refund(user_id=setup.user.id, charge=charge,
-                                         context=ChargeContext("refund: interrupted", self.conversation_id,
-                                                               self.query_id, item_id))
-        await service.credits.refund(user_id=setup.user.id, charge=setup.base_charge, context=ChargeContext(
-            "refund: the query produced nothing", self.conversation_id, self.query_id))
-        await service.abandon(conversation_id=self.conversation_id, lock_token=setup.lock_token,
-                              created=setup.created, query_number=setup.query_number)
+            await service.credits.refund(
+                user_id=setup.user.id,
+                charge=charge,
+                context=ChargeContext("refund: interrupted", self.conversation_id, self.query_id, item_id),
+            )
+        await service.credits.refund(
+            user_id=setup.user.id,
+            charge=setup.base_charge,
+            context=ChargeContext("refund: the query produced nothing", self.conversation_id, self.query_id),
+        )
+        await service.abandon(
+            conversation_id=self.conversation_id,
+            lock_token=setup.lock_token,
+            created=setup.created,
+            query_number=setup.query_number,
+        )
         if error is None:
             return []
         return [ErrorEvent(_error_code(error), _error_message(error), refunded=True)]

@@ -96,25 +96,33 @@ class ChatService:
         charge = await self.credits.debit(user_id=user.id, amount=BASE_COST, context=context)
         if charge is None:
             balance = await self.credits.balance(user_id=user.id)
-            await self.abandon(conversation_id=conversation_id, lock_token=lock_token, created=created,
-                               query_number=number)
+            await self.abandon(
+                conversation_id=conversation_id, lock_token=lock_token, created=created, query_number=number
+            )
             raise InsufficientCredits(
                 balance=balance, needed=BASE_COST, plan=user.plan, how_to_get_more=how_to_get_more(user.plan)
             )
         try:
             await self.history.add(
                 conversation_id=conversation_id,
-                items=[ItemRecord(item_id=query_id(number), query_number=number, kind=ItemKind.QUERY,
-                                  content=message)],
+                items=[ItemRecord(item_id=query_id(number), query_number=number, kind=ItemKind.QUERY, content=message)],
             )
         except BaseException:
             with anyio.CancelScope(shield=True):
                 await self.credits.refund(user_id=user.id, charge=charge, context=context)
-                await self.abandon(conversation_id=conversation_id, lock_token=lock_token, created=created,
-                                   query_number=number)
+                await self.abandon(
+                    conversation_id=conversation_id, lock_token=lock_token, created=created, query_number=number
+                )
             raise
-        setup = RunSetup(user=user, conversation_id=conversation_id, created=created, query_number=number,
-                         lock_token=lock_token, message=message, base_charge=charge)
+        setup = RunSetup(
+            user=user,
+            conversation_id=conversation_id,
+            created=created,
+            query_number=number,
+            lock_token=lock_token,
+            message=message,
+            base_charge=charge,
+        )
         return ChatRun(self, setup)
 
     async def _create_conversation(self, user: UserRecord, message: str) -> str:
@@ -127,7 +135,11 @@ class ChatService:
         now = self.clock()
         async with self.database.session() as session:
             number = await conversation_store.begin_query(
-                session, user_id=user.id, conversation_id=conversation_id, lock_token=lock_token, now=now,
+                session,
+                user_id=user.id,
+                conversation_id=conversation_id,
+                lock_token=lock_token,
+                now=now,
                 lease_until=now + timedelta(seconds=self.limits.lease_s),
             )
             if number is not None:
@@ -179,4 +191,3 @@ class ChatService:
 async def collect(run: ChatRun) -> list[ChatEvent]:
     """Every event of a run (the non-streaming API uses this)."""
     return [event async for event in run.events()]
-

@@ -11,8 +11,7 @@ from almanac.llm.messages import ToolSpec
 def anthropic_tools(specs: Iterable[ToolSpec]) -> list[dict[str, Any]]:
     """Anthropic Messages API tool definitions."""
     return [
-        {"name": spec.name, "description": spec.description, "input_schema": dict(spec.input_schema)}
-        for spec in specs
+        {"name": spec.name, "description": spec.description, "input_schema": dict(spec.input_schema)} for spec in specs
     ]
 
 

@@ -66,8 +66,13 @@ def working_messages(
         asked = [item for item in query_items if item.kind == ItemKind.QUERY]
         answered = [item for item in query_items if item.kind != ItemKind.QUERY]
         question = asked[0] if asked else None
-        messages.append(Message.user(f"{id_prefix(question)} {question.content}" if question
-                                     else f"[ID:{query_id(number)}] (query text missing)"))
+        messages.append(
+            Message.user(
+                f"{id_prefix(question)} {question.content}"
+                if question
+                else f"[ID:{query_id(number)}] (query text missing)"
+            )
+        )
         lines = [_render_answer_part(item) for item in answered]
         messages.append(Message.assistant("\n\n".join(lines) or f"[no answer was recorded for {query_id(number)}]"))
     messages.append(Message.user(f"[ID:{query_id(query_number)}] {query_text}"))

@@ -111,10 +111,7 @@ class ModelSummariser:
             ItemKind.RESPONSE: "assistant's answer",
         }.get(request.kind, "item")
         body = request.content[: self._max_input]
-        prompt = (
-            f"The user asked: {request.query[:2000]}\n\nSummarise this {what}:\n"
-            f"<item>\n{body}\n</item>"
-        )
+        prompt = f"The user asked: {request.query[:2000]}\n\nSummarise this {what}:\n<item>\n{body}\n</item>"
         response = await complete(
             self.model,
             ModelRequest(system=_PROMPT, messages=(Message.user(prompt),), max_tokens=300, purpose="summary"),

@@ -51,9 +51,7 @@ async def create_conversation(session: AsyncSession, *, user_id: str, title: str
     return _conversation(row)
 
 
-async def get_conversation(
-    session: AsyncSession, *, user_id: str, conversation_id: str
-) -> ConversationRecord | None:
+async def get_conversation(session: AsyncSession, *, user_id: str, conversation_id: str) -> ConversationRecord | None:
     """The conversation if it exists and belongs to `user_id`, else None."""
     row = (
         await session.execute(
@@ -134,9 +132,7 @@ async def begin_query(
     return result.scalar_one_or_none()
 
 
-async def extend_lease(
-    session: AsyncSession, *, conversation_id: str, lock_token: str, lease_until: datetime
-) -> bool:
+async def extend_lease(session: AsyncSession, *, conversation_id: str, lock_token: str, lease_until: datetime) -> bool:
     """Push the lease forward; False if the lease was lost."""
     result = await session.execute(
         update(Conversation)
@@ -146,9 +142,7 @@ async def extend_lease(
     return bool(result.rowcount)  # type: ignore[attr-defined]
 
 
-async def end_query(
-    session: AsyncSession, *, conversation_id: str, lock_token: str, undo_query: bool = False
-) -> bool:
+async def end_query(session: AsyncSession, *, conversation_id: str, lock_token: str, undo_query: bool = False) -> bool:
     """Release the lease. With `undo_query`, also give the query number back (the query left no
     trace). False if the lease was not ours any more."""
     values: dict[str, object] = {"lock_token": None, "locked_until": None, "updated_at": utcnow()}
@@ -199,9 +193,7 @@ async def set_item_content(
     )
 
 
-async def get_item(
-    session: AsyncSession, *, user_id: str, conversation_id: str, item_id: str
-) -> ItemRecord | None:
+async def get_item(session: AsyncSession, *, user_id: str, conversation_id: str, item_id: str) -> ItemRecord | None:
     """One item of the user's conversation, or None."""
     row = (
         await session.execute(

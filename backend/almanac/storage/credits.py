@@ -101,9 +101,7 @@ async def renew(
 async def debit(session: AsyncSession, *, user_id: str, amount: int, period: str) -> DebitRow | None:
     """Take `amount` (daily allowance first, then packs) if the balance covers it and the account
     is on `period`; None otherwise. Atomic under concurrency."""
-    from_daily = case(
-        (CreditAccount.daily_balance >= amount, amount), else_=CreditAccount.daily_balance
-    )
+    from_daily = case((CreditAccount.daily_balance >= amount, amount), else_=CreditAccount.daily_balance)
     result = await session.execute(
         update(CreditAccount)
         .where(
@@ -181,10 +179,7 @@ async def recent_ledger(session: AsyncSession, *, user_id: str, limit: int) -> l
     """The user's latest ledger rows, newest first."""
     rows = (
         await session.execute(
-            select(LedgerEntry)
-            .where(LedgerEntry.user_id == user_id)
-            .order_by(LedgerEntry.id.desc())
-            .limit(limit)
+            select(LedgerEntry).where(LedgerEntry.user_id == user_id).order_by(LedgerEntry.id.desc()).limit(limit)
         )
     ).scalars()
     return [

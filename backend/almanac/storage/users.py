@@ -50,9 +50,7 @@ async def set_plan(session: AsyncSession, *, user_id: str, plan: str) -> None:
     await session.execute(update(User).where(User.id == user_id).values(plan=plan))
 
 
-async def add_api_key(
-    session: AsyncSession, *, user_id: str, key_hash: str, prefix: str, name: str = ""
-) -> str:
+async def add_api_key(session: AsyncSession, *, user_id: str, key_hash: str, prefix: str, name: str = "") -> str:
     """Store a key's hash for a user; returns the key's row ID."""
     key_id = str(uuid.uuid4())
     session.add(ApiKey(id=key_id, user_id=user_id, key_hash=key_hash, prefix=prefix, name=name))

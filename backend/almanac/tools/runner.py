@@ -100,8 +100,6 @@ async def run_call(tool: Tool, call: ToolUseBlock, context: ToolContext, *, time
         raise
     except Exception as exc:  # boundary: a tool bug must become a result, not a crashed chat
         log.exception("tool %s crashed", call.name)
-        return ToolOutcome(
-            f"{call.name} failed unexpectedly ({type(exc).__name__}).", ToolStatus.CRASHED, elapsed()
-        )
+        return ToolOutcome(f"{call.name} failed unexpectedly ({type(exc).__name__}).", ToolStatus.CRASHED, elapsed())
     status = ToolStatus.ERROR if output.is_error else ToolStatus.OK
     return ToolOutcome(output.content, status, elapsed(), output.data)

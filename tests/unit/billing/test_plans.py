@@ -18,8 +18,13 @@ def test_periods_are_utc() -> None:
 
 
 def test_renewal_expires_yesterdays_allowance_and_grants_today() -> None:
-    change = renewal(terms=terms_for("free"), daily_balance=12, month_used=38, last_month="2026-11",
-                     now=datetime(2026, 11, 22, 8, tzinfo=UTC))
+    change = renewal(
+        terms=terms_for("free"),
+        daily_balance=12,
+        month_used=38,
+        last_month="2026-11",
+        now=datetime(2026, 11, 22, 8, tzinfo=UTC),
+    )
     assert (change.expire, change.grant, change.daily_period, change.month_used) == (12, 50, "2026-11-22", 38)
 
 
@@ -31,8 +36,13 @@ def test_pro_grant_never_lets_the_month_exceed_its_cap() -> None:
 
 
 def test_a_new_month_resets_the_monthly_usage() -> None:
-    change = renewal(terms=terms_for("pro"), daily_balance=5, month_used=3000, last_month="2026-10",
-                     now=datetime(2026, 11, 1, tzinfo=UTC))
+    change = renewal(
+        terms=terms_for("pro"),
+        daily_balance=5,
+        month_used=3000,
+        last_month="2026-10",
+        now=datetime(2026, 11, 1, tzinfo=UTC),
+    )
     assert (change.grant, change.month_used, change.month_period) == (150, 0, "2026-11")
 
 

@@ -5,6 +5,7 @@ from collections.abc import AsyncIterator, Mapping
 from typing import Any
 
 import pytest
+from tests.support import make_user
 
 from almanac.billing.pricing import BillingCategory
 from almanac.chat.errors import ConversationBusy, ConversationNotFound, InsufficientCredits, MessageTooLarge
@@ -18,7 +19,6 @@ from almanac.main import Services
 from almanac.memory.summarise import SummaryRequest
 from almanac.storage import conversations as store
 from almanac.tools.base import ToolContext, ToolError, ToolOutput
-from tests.support import make_user
 
 LONG = "Retry with exponential backoff and jitter. " * 40
 
@@ -86,10 +86,17 @@ async def test_a_plain_answer_is_stored_in_both_tracks_and_costs_5(make: Any) ->
     assert isinstance(end, MessageEnd)
     assert (end.query_id, end.message_id, end.summary_id) == ("q1", "q1-r", "q1-r-sum")
     assert (end.response, end.summary, end.credits_used, end.credits_remaining) == (
-        "Use asyncio.TaskGroup.", "Use asyncio.TaskGroup.", 5, 45)
+        "Use asyncio.TaskGroup.",
+        "Use asyncio.TaskGroup.",
+        5,
+        45,
+    )
     items = await services.history.items(user_id=user.id, conversation_id=end.conversation_id)
     assert [(i.item_id, i.kind, i.ref) for i in items] == [
-        ("q1", "query", None), ("q1-r", "response", None), ("q1-r-sum", "response_summary", "q1-r")]
+        ("q1", "query", None),
+        ("q1-r", "response", None),
+        ("q1-r-sum", "response_summary", "q1-r"),
+    ]
     assert await ledger_matches(services, user.id) == 45
 
 
@@ -132,8 +139,9 @@ async def test_a_failed_summary_keeps_the_item_verbatim_but_bounded(make: Any, d
     user = (await make_user(services)).user
     outcome = await chat(services, user, "question")
     assert outcome.end is not None
-    item = await services.conversations.item(user_id=user.id, conversation_id=outcome.end.conversation_id,
-                                             item_id="q1-r-sum")
+    item = await services.conversations.item(
+        user_id=user.id, conversation_id=outcome.end.conversation_id, item_id="q1-r-sum"
+    )
     assert item is not None and item.status == "failed"
     assert item.content.startswith("x" * 300) and "5,000 characters in full" in item.content
 
@@ -145,7 +153,7 @@ async def test_a_model_that_fails_outright_leaves_no_trace_and_is_refunded(make:
     assert outcome.end is None and isinstance(outcome.error, ErrorEvent)
     assert (outcome.error.code, outcome.error.refunded) == ("model_unavailable", True)
     assert await ledger_matches(services, user.id) == 50
-    conversations, count = await services.conversations.page(user_id=user.id, limit=10, offset=0)
+    _conversations, count = await services.conversations.page(user_id=user.id, limit=10, offset=0)
     assert count == 0
     retry = await chat(services, user, "question")
     assert retry.end is not None and retry.end.query_id == "q1"
@@ -176,8 +184,14 @@ async def test_a_failure_after_tools_ran_keeps_and_bills_what_completed(make: An
 async def test_no_credits_means_402_before_any_work(make: Any) -> None:
     services, model, _ = make()
     user = (await make_user(services)).user
-    assert await services.credits.debit(user_id=user.id, amount=48, context=__import__(
-        "almanac.billing.ledger", fromlist=["ChargeContext"]).ChargeContext("spend")) is not None
+    assert (
+        await services.credits.debit(
+            user_id=user.id,
+            amount=48,
+            context=__import__("almanac.billing.ledger", fromlist=["ChargeContext"]).ChargeContext("spend"),
+        )
+        is not None
+    )
     with pytest.raises(InsufficientCredits) as refused:
         await services.chat.start(user=user, message="question", conversation_id=None)
     assert (refused.value.balance, refused.value.needed) == (2, 5)
@@ -202,8 +216,9 @@ async def test_a_tool_the_balance_cannot_cover_is_not_run(make: Any) -> None:
 
 
 async def test_failed_and_timed_out_tools_are_refunded(make: Any) -> None:
-    services, _, _ = make(calls(call("lookup", {"q": "fail"}), call("lookup", {"q": "hang"})), reply("ok"),
-                          tool_timeout_s=0.05)
+    services, _, _ = make(
+        calls(call("lookup", {"q": "fail"}), call("lookup", {"q": "hang"})), reply("ok"), tool_timeout_s=0.05
+    )
     user = (await make_user(services)).user
     outcome = await chat(services, user, "question")
     assert [(r.status, r.credits) for r in outcome.tool_results] == [("error", 2), ("timeout", 0)]
@@ -252,8 +267,9 @@ async def test_a_second_query_on_a_busy_conversation_is_refused(make: Any) -> No
 
 
 async def test_leaving_mid_stream_stores_and_bills_what_completed(make: Any) -> None:
-    services, _, tool = make(calls(call("lookup", {"q": "a"}), call("lookup", {"q": "hang"}), text="Looking. "),
-                             reply("next answer"))
+    services, _, tool = make(
+        calls(call("lookup", {"q": "a"}), call("lookup", {"q": "hang"}), text="Looking. "), reply("next answer")
+    )
     user = (await make_user(services)).user
     run = await services.chat.start(user=user, message="question", conversation_id=None)
     seen: list[ChatEvent] = []

@@ -66,15 +66,32 @@ class Hooks:
         self.admitted.append(item_id)
         return Admission(True, 2)
 
-    async def record(self, call: ToolUseBlock, item_id: str, outcome: ToolOutcome, admission: Admission) -> ToolResultEvent:
+    async def record(
+        self, call: ToolUseBlock, item_id: str, outcome: ToolOutcome, admission: Admission
+    ) -> ToolResultEvent:
         self.recorded.append((item_id, outcome.status))
-        return ToolResultEvent(call.id, call.name, item_id, item_id + "-sum", outcome.is_error, outcome.status.value,
-                               outcome.content, outcome.duration_ms, admission.credits if outcome.status.billable else 0)
+        return ToolResultEvent(
+            call.id,
+            call.name,
+            item_id,
+            item_id + "-sum",
+            outcome.is_error,
+            outcome.status.value,
+            outcome.content,
+            outcome.duration_ms,
+            admission.credits if outcome.status.billable else 0,
+        )
 
 
 def make_loop(model: ScriptedModel, tool: Probe, hooks: Hooks, max_turns: int = 15, timeout: float = 5) -> TurnLoop:
-    return TurnLoop(model=model, system="sys", messages=[Message.user("[ID:q1] question")],
-                    registry=ToolRegistry([tool]), hooks=hooks, limits=LoopLimits(max_turns, timeout, 1000))
+    return TurnLoop(
+        model=model,
+        system="sys",
+        messages=[Message.user("[ID:q1] question")],
+        registry=ToolRegistry([tool]),
+        hooks=hooks,
+        limits=LoopLimits(max_turns, timeout, 1000),
+    )
 
 
 async def run(loop: TurnLoop) -> list[ChatEvent]:
@@ -91,14 +108,28 @@ async def test_the_loop_ends_when_the_model_answers_without_tools() -> None:
 
 async def test_all_tool_calls_of_a_turn_run_concurrently() -> None:
     probe, hooks = Probe(parties=3), Hooks()
-    model = ScriptedModel([calls(call("probe", {"do": "meet"}), call("probe", {"do": "meet"}),
-                                 call("probe", {"do": "meet"}), text="Checking."), reply("Met.")])
+    model = ScriptedModel(
+        [
+            calls(
+                call("probe", {"do": "meet"}),
+                call("probe", {"do": "meet"}),
+                call("probe", {"do": "meet"}),
+                text="Checking.",
+            ),
+            reply("Met."),
+        ]
+    )
     events = await run(make_loop(model, probe, hooks))  # would never finish if the calls ran one by one
     results = [e for e in events if isinstance(e, ToolResultEvent)]
     assert sorted(r.item_id for r in results) == ["q1-t1", "q1-t2", "q1-t3"]
     assert all(r.status == "ok" for r in results)
     assert [type(e).__name__ for e in events[:5]] == [
-        "TextDeltaEvent", "ToolCallEvent", "ToolCallEvent", "ToolCallEvent", "UsageEvent"]
+        "TextDeltaEvent",
+        "ToolCallEvent",
+        "ToolCallEvent",
+        "ToolCallEvent",
+        "UsageEvent",
+    ]
 
 
 async def test_tool_results_go_back_to_the_model_with_their_ids() -> None:
@@ -114,16 +145,26 @@ async def test_tool_results_go_back_to_the_model_with_their_ids() -> None:
 
 async def test_failures_and_timeouts_become_error_results_and_the_loop_goes_on() -> None:
     hooks = Hooks()
-    model = ScriptedModel([
-        calls(call("probe", {"do": "fail"}), call("probe", {"do": "hang"}), call("probe", {"wrong": 1}),
-              call("nope", {})),
-        reply("Answer despite errors."),
-    ])
+    model = ScriptedModel(
+        [
+            calls(
+                call("probe", {"do": "fail"}),
+                call("probe", {"do": "hang"}),
+                call("probe", {"wrong": 1}),
+                call("nope", {}),
+            ),
+            reply("Answer despite errors."),
+        ]
+    )
     loop = make_loop(model, Probe(), hooks, timeout=0.05)
     events = await run(loop)
     statuses = dict(hooks.recorded)
-    assert statuses == {"q1-t1": ToolStatus.ERROR, "q1-t2": ToolStatus.TIMEOUT,
-                        "q1-t3": ToolStatus.INVALID_INPUT, "q1-t4": ToolStatus.UNKNOWN_TOOL}
+    assert statuses == {
+        "q1-t1": ToolStatus.ERROR,
+        "q1-t2": ToolStatus.TIMEOUT,
+        "q1-t3": ToolStatus.INVALID_INPUT,
+        "q1-t4": ToolStatus.UNKNOWN_TOOL,
+    }
     assert hooks.admitted == ["q1-t1", "q1-t2"]  # invalid calls are never paid for
     errors = [block for block in model.requests[1].messages[-1].content if isinstance(block, ToolResultBlock)]
     assert all(block.is_error for block in errors) and len(errors) == 4
@@ -159,8 +200,9 @@ async def test_a_model_failure_propagates() -> None:
 
 async def test_cancelling_the_loop_cancels_running_tools_and_reports_them() -> None:
     probe, hooks = Probe(), Hooks()
-    loop = make_loop(ScriptedModel([calls(call("probe", {"do": "hang"}), call("probe", {"do": "quick"}))]),
-                     probe, hooks)
+    loop = make_loop(
+        ScriptedModel([calls(call("probe", {"do": "hang"}), call("probe", {"do": "quick"}))]), probe, hooks
+    )
     events: list[ChatEvent] = []
 
     async def consume() -> None:
@@ -169,7 +211,7 @@ async def test_cancelling_the_loop_cancels_running_tools_and_reports_them() -> N
 
     task = asyncio.create_task(consume())
     await asyncio.wait_for(probe.started.wait(), 5)
-    while len(hooks.recorded) < 1:  # the quick call finishes; the hanging one keeps running
+    while len(hooks.recorded) < 1:  # noqa: ASYNC110 - the quick call finishes; the hanging one keeps running
         await asyncio.sleep(0)
     task.cancel()
     with pytest.raises(asyncio.CancelledError):

@@ -8,10 +8,23 @@ from almanac.storage.records import ItemRecord
 def conversation() -> list[ItemRecord]:
     return [
         ItemRecord("q1", 1, "query", "How do I set up OAuth?"),
-        ItemRecord("q1-t1", 1, "tool_result", "FULL RESULT " * 200, tool_name="search_repositories",
-                   tool_input={"query": "oauth"}),
-        ItemRecord("q1-t1-sum", 1, "tool_summary", "Found 3 repos with OAuth setups.", ref="q1-t1",
-                   tool_name="search_repositories", tool_input={"query": "oauth"}),
+        ItemRecord(
+            "q1-t1",
+            1,
+            "tool_result",
+            "FULL RESULT " * 200,
+            tool_name="search_repositories",
+            tool_input={"query": "oauth"},
+        ),
+        ItemRecord(
+            "q1-t1-sum",
+            1,
+            "tool_summary",
+            "Found 3 repos with OAuth setups.",
+            ref="q1-t1",
+            tool_name="search_repositories",
+            tool_input={"query": "oauth"},
+        ),
         ItemRecord("q1-r", 1, "response", "LONG ANSWER " * 300),
         ItemRecord("q1-r-sum", 1, "response_summary", "Explained the OAuth2 flow.", ref="q1-r"),
         ItemRecord("q2", 2, "query", "And refresh tokens?"),

@@ -17,7 +17,8 @@ ANSWER = (
     "# Setting up OAuth\n\nUse the authorization-code flow with PKCE. Register a redirect URI first. "
     "Then exchange the code for tokens at the token endpoint.\n\n"
     "```python\nimport httpx\nresponse = httpx.post(TOKEN_URL, data=form)\n```\n\n"
-    + "Refresh tokens rotate on every use, so store the newest one. " * 20
+    + "Refresh tokens rotate on every use, so store the newest one. "
+    * 20
 )
 
 

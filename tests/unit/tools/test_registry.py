@@ -13,8 +13,11 @@ from almanac.tools.registry import ToolRegistrationError, ToolRegistry
 
 class Echo:
     description = "Echo the text back."
-    input_schema: Mapping[str, Any] = {"type": "object", "properties": {"text": {"type": "string"}},
-                                       "required": ["text"]}
+    input_schema: Mapping[str, Any] = {
+        "type": "object",
+        "properties": {"text": {"type": "string"}},
+        "required": ["text"],
+    }
     output_schema = None
     billing = BillingCategory.TOOL
     source = "test"
@@ -53,7 +56,12 @@ def test_duplicates_and_bad_schemas_are_refused() -> None:
 
 def test_one_definition_renders_for_anthropic_and_openai() -> None:
     specs = ToolRegistry([Echo()]).specs()
-    assert anthropic_tools(specs) == [{"name": "echo", "description": "Echo the text back.",
-                                       "input_schema": dict(Echo.input_schema)}]
-    assert openai_tools(specs) == [{"type": "function", "function": {
-        "name": "echo", "description": "Echo the text back.", "parameters": dict(Echo.input_schema)}}]
+    assert anthropic_tools(specs) == [
+        {"name": "echo", "description": "Echo the text back.", "input_schema": dict(Echo.input_schema)}
+    ]
+    assert openai_tools(specs) == [
+        {
+            "type": "function",
+            "function": {"name": "echo", "description": "Echo the text back.", "parameters": dict(Echo.input_schema)},
+        }
+    ]

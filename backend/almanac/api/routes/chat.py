@@ -25,8 +25,12 @@ _REFUSALS: dict[int | str, dict[str, Any]] = {
     422: {"description": "invalid body; error.fields names each field"},
     502: {"description": "the model failed before producing anything (the query was refunded)"},
 }
-_STREAM: dict[int | str, dict[str, Any]] = {200: {"content": {"text/event-stream": {}}, "description": "SSE: message_start, text_delta, "
-                 "tool_call, tool_result, usage, message_end (or error)"}}
+_STREAM: dict[int | str, dict[str, Any]] = {
+    200: {
+        "content": {"text/event-stream": {}},
+        "description": "SSE: message_start, text_delta, tool_call, tool_result, usage, message_end (or error)",
+    }
+}
 
 
 @router.post("/chat", response_model=ChatPublic, responses={**_REFUSALS, **_STREAM})
@@ -52,8 +56,7 @@ async def _complete(run: ChatRun) -> ChatPublic:
     end, error = outcome.end, outcome.error
     if end is None:
         code, message = (error.code, error.message) if error else ("internal_error", "the answer was lost")
-        raise ApiError(502, code, message, refunded=bool(error and error.refunded),
-                       conversation_id=run.conversation_id)
+        raise ApiError(502, code, message, refunded=bool(error and error.refunded), conversation_id=run.conversation_id)
     return ChatPublic(
         response=end.response,
         summary=end.summary,
@@ -62,8 +65,9 @@ async def _complete(run: ChatRun) -> ChatPublic:
         summary_id=end.summary_id,
         query_id=end.query_id,
         tools_used=end.tools_used,
-        tool_results=[ToolResultPublic(**{k: getattr(r, k) for k in ToolResultPublic.model_fields})
-                      for r in outcome.tool_results],
+        tool_results=[
+            ToolResultPublic(**{k: getattr(r, k) for k in ToolResultPublic.model_fields}) for r in outcome.tool_results
+        ],
         credits_used=end.credits_used,
         credits_remaining=end.credits_remaining,
         turns=end.turns,

@@ -22,14 +22,29 @@ _NOT_FOUND: dict[int | str, dict[str, Any]] = {404: {"description": "no such con
 
 
 def _public(conversation: ConversationRecord) -> ConversationPublic:
-    return ConversationPublic(id=conversation.id, title=conversation.title, query_count=conversation.query_counter,
-                              created_at=conversation.created_at, updated_at=conversation.updated_at)
+    return ConversationPublic(
+        id=conversation.id,
+        title=conversation.title,
+        query_count=conversation.query_counter,
+        created_at=conversation.created_at,
+        updated_at=conversation.updated_at,
+    )
 
 
 def _item(item: ItemRecord) -> ItemPublic:
-    return ItemPublic(id=item.item_id, kind=item.kind, ref=item.ref, content=item.content, status=item.status,
-                      tool_name=item.tool_name, tool_input=item.tool_input, is_error=item.is_error,
-                      credits=item.credits, duration_ms=item.duration_ms, created_at=item.created_at)
+    return ItemPublic(
+        id=item.item_id,
+        kind=item.kind,
+        ref=item.ref,
+        content=item.content,
+        status=item.status,
+        tool_name=item.tool_name,
+        tool_input=item.tool_input,
+        is_error=item.is_error,
+        credits=item.credits,
+        duration_ms=item.duration_ms,
+        created_at=item.created_at,
+    )
 
 
 def _missing(conversation_id: str) -> ApiError:
@@ -54,12 +69,18 @@ async def get_conversation(conversation_id: str, user: CurrentUser, services: Se
     view = await services.conversations.view(user_id=user.id, conversation_id=conversation_id)
     if view is None:
         raise _missing(conversation_id)
-    return ConversationDetail(**_public(view.conversation).model_dump(),
-                              full=[_item(i) for i in view.full], summarised=[_item(i) for i in view.summarised])
+    return ConversationDetail(
+        **_public(view.conversation).model_dump(),
+        full=[_item(i) for i in view.full],
+        summarised=[_item(i) for i in view.summarised],
+    )
 
 
-@router.get("/{conversation_id}/items/{item_id}", response_model=ItemPublic,
-            responses={404: {"description": "no such conversation or item"}})
+@router.get(
+    "/{conversation_id}/items/{item_id}",
+    response_model=ItemPublic,
+    responses={404: {"description": "no such conversation or item"}},
+)
 async def get_item(conversation_id: str, item_id: str, user: CurrentUser, services: ServicesDep) -> ItemPublic:
     """One history item by its ID (q3, q3-t1, q3-r, q3-r-sum…)."""
     item = await services.conversations.item(user_id=user.id, conversation_id=conversation_id, item_id=item_id)
@@ -73,8 +94,9 @@ async def rename_conversation(
     conversation_id: str, body: ConversationUpdate, user: CurrentUser, services: ServicesDep
 ) -> ConversationPublic:
     """Rename a conversation."""
-    renamed = await services.conversations.rename(user_id=user.id, conversation_id=conversation_id,
-                                                  title=body.title.strip() or body.title)
+    renamed = await services.conversations.rename(
+        user_id=user.id, conversation_id=conversation_id, title=body.title.strip() or body.title
+    )
     if renamed is None:
         raise _missing(conversation_id)
     return _public(renamed)

@@ -12,8 +12,12 @@ from almanac.billing.plans import terms_for
 from almanac.billing.pricing import BASE_COST, DOCUMENTATION_COST, GITHUB_TOOL_COST, OTHER_TOOL_COST
 
 router = APIRouter(prefix="/api", tags=["credits"])
-PRICES = {"query": BASE_COST, "retrieve_documentation": DOCUMENTATION_COST, "github_tool": GITHUB_TOOL_COST,
-          "other_tool": OTHER_TOOL_COST}
+PRICES = {
+    "query": BASE_COST,
+    "retrieve_documentation": DOCUMENTATION_COST,
+    "github_tool": GITHUB_TOOL_COST,
+    "other_tool": OTHER_TOOL_COST,
+}
 
 
 @router.get("/credits", response_model=CreditsPublic)

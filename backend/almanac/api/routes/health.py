@@ -22,6 +22,7 @@ async def ready(services: ServicesDep) -> HealthPublic | JSONResponse:
     """The database answers."""
     if await services.database.ping():
         return HealthPublic(status="ready")
-    return JSONResponse({"status": "unavailable", "error": {"code": "database_unreachable",
-                                                            "message": "the database does not answer"}},
-                        status_code=503)
+    return JSONResponse(
+        {"status": "unavailable", "error": {"code": "database_unreachable", "message": "the database does not answer"}},
+        status_code=503,
+    )

@@ -28,14 +28,20 @@ def build_model(config: ProviderConfig) -> Model:
         from almanac.llm.providers.anthropic import AnthropicModel
 
         return AnthropicModel(
-            api_key=config.api_key or "", model=config.model, base_url=config.base_url,
-            timeout_s=config.timeout_s, max_retries=config.max_retries,
+            api_key=config.api_key or "",
+            model=config.model,
+            base_url=config.base_url,
+            timeout_s=config.timeout_s,
+            max_retries=config.max_retries,
         )
     if config.provider == "openai":
         from almanac.llm.providers.openai_compat import OpenAICompatModel
 
         return OpenAICompatModel(
-            model=config.model, api_key=config.api_key, base_url=config.base_url,
-            timeout_s=config.timeout_s, max_retries=config.max_retries,
+            model=config.model,
+            api_key=config.api_key,
+            base_url=config.base_url,
+            timeout_s=config.timeout_s,
+            max_retries=config.max_retries,
         )
     return OfflineModel(token_delay_s=config.offline_token_delay_s)

@@ -23,6 +23,7 @@ from almanac.llm.base import (
 )
 from almanac.llm.events import ModelEvent, StreamEnd, TextDelta, ToolCallReady, UsageReport
 from almanac.llm.messages import Message, ModelRequest, TextBlock, ToolResultBlock, ToolUseBlock, Usage
+from almanac.llm.providers.transport import TIMEOUTS, TRANSPORT_ERRORS
 from almanac.llm.render import anthropic_tools
 
 
@@ -52,6 +53,10 @@ class AnthropicModel:
                 yield event
         except anthropic.APIError as exc:
             raise _translate(exc) from None
+        except TIMEOUTS:
+            raise ModelTimeout("Anthropic did not answer in time") from None
+        except TRANSPORT_ERRORS:
+            raise ModelUnavailable("the connection to Anthropic broke") from None
 
 
 def request_params(request: ModelRequest, model: str) -> dict[str, Any]:
@@ -134,21 +139,25 @@ def _translate(exc: anthropic.APIError) -> ModelError:
         return ModelTimeout("Anthropic did not answer in time")
     if isinstance(exc, anthropic.APIConnectionError):
         return ModelUnavailable("could not reach Anthropic")
-    if isinstance(exc, anthropic.RateLimitError):
-        return ModelRateLimited("Anthropic is rate-limiting requests; try again shortly")
-    if isinstance(exc, anthropic.AuthenticationError | anthropic.PermissionDeniedError):
-        return ModelAuthError("Anthropic rejected the configured API key")
+    kind, detail = _error_detail(exc)
     status = getattr(exc, "status_code", None)
-    detail = _error_message(exc)
-    if status is None or status >= 500:
+    if isinstance(exc, anthropic.RateLimitError) or kind == "rate_limit_error":
+        return ModelRateLimited("Anthropic is rate-limiting requests; try again shortly")
+    if isinstance(exc, anthropic.AuthenticationError | anthropic.PermissionDeniedError) or kind in (
+        "authentication_error",
+        "permission_error",
+    ):
+        return ModelAuthError("Anthropic rejected the configured API key")
+    # An `error` event after a 200 (mid-stream) is a server-side failure whatever its status says.
+    if status is None or status >= 500 or status < 400 or kind in ("overloaded_error", "api_error"):
         return ModelUnavailable(f"Anthropic failed ({detail})")
     return ModelBadRequest(f"Anthropic rejected the request ({status}: {detail})")
 
 
-def _error_message(exc: anthropic.APIError) -> str:
+def _error_detail(exc: anthropic.APIError) -> tuple[str, str]:
+    """The error's type and message from its JSON body, when there is one."""
     body = getattr(exc, "body", None)
-    if isinstance(body, dict):
-        error = body.get("error")
-        if isinstance(error, dict) and isinstance(error.get("message"), str):
-            return str(error["message"])[:300]
-    return type(exc).__name__
+    error = body.get("error") if isinstance(body, dict) else None
+    if isinstance(error, dict):
+        return str(error.get("type", "")), str(error.get("message", ""))[:300]
+    return "", type(exc).__name__

@@ -41,7 +41,7 @@ IntentRule = Callable[[Situation], list[PlannedCall]]
 
 
 def full_context_rule(situation: Situation) -> list[PlannedCall]:
-    """"Show me the full … from earlier" → `retrieve_full_context` with the matching ID."""
+    """ "Show me the full … from earlier" → `retrieve_full_context` with the matching ID."""
     if "retrieve_full_context" not in situation.tool_names or not wants_full_context(situation.query):
         return []
     return full_context_calls(situation.query, situation.items, situation.query_number)
@@ -90,8 +90,9 @@ class OfflineModel:
             return
         turn = sum(1 for m in request.messages if m.role == "assistant")
         for index, call in enumerate(planned, start=1):
-            block = ToolUseBlock(id=f"toolu_offline_{situation.query_number}_{turn}_{index}", name=call.name,
-                                 input=dict(call.arguments))
+            block = ToolUseBlock(
+                id=f"toolu_offline_{situation.query_number}_{turn}_{index}", name=call.name, input=dict(call.arguments)
+            )
             yield ToolCallReady(block)
         yield UsageReport(Usage(_input_tokens(request), 10 * len(planned)))
         yield StreamEnd("tool_use")
@@ -112,8 +113,9 @@ def _current_query_index(messages: Sequence[Message]) -> int:
     """Index of the current query: the last user message that has text (not only tool results)."""
     for index in range(len(messages) - 1, -1, -1):
         message = messages[index]
-        if message.role == "user" and any(isinstance(b, TextBlock) and b.text.startswith("[ID:q")
-                                          for b in message.content):
+        if message.role == "user" and any(
+            isinstance(b, TextBlock) and b.text.startswith("[ID:q") for b in message.content
+        ):
             return index
     return len(messages) - 1
 
@@ -160,8 +162,11 @@ def _quote(text: str) -> str:
 
 def _direct_answer(query: str, request: ModelRequest) -> str:
     tools = sorted(spec.name for spec in request.tools)
-    abilities = ["fetch the full text of an earlier item, e.g. “show me the full answer from q1”"] \
-        if "retrieve_full_context" in tools else []
+    abilities = (
+        ["fetch the full text of an earlier item, e.g. “show me the full answer from q1”"]
+        if "retrieve_full_context" in tools
+        else []
+    )
     quoted = "\n".join("> " + line for line in query.strip().splitlines()[:40]) or "> (empty)"
     lines = [
         "I'm Almanac's built-in **offline model**: no language model is configured here, so I cannot "

@@ -24,6 +24,7 @@ from almanac.llm.base import (
 )
 from almanac.llm.events import ModelEvent, StreamEnd, TextDelta, ToolCallReady, UsageReport
 from almanac.llm.messages import Message, ModelRequest, TextBlock, ToolResultBlock, ToolUseBlock, Usage
+from almanac.llm.providers.transport import TIMEOUTS, TRANSPORT_ERRORS
 from almanac.llm.render import openai_tools
 
 _STOP_REASONS = {"stop": "end_turn", "tool_calls": "tool_use", "function_call": "tool_use", "length": "max_tokens"}
@@ -56,6 +57,10 @@ class OpenAICompatModel:
                 yield event
         except openai.APIError as exc:
             raise _translate(exc) from None
+        except TIMEOUTS:
+            raise ModelTimeout("the model server did not answer in time") from None
+        except TRANSPORT_ERRORS:
+            raise ModelUnavailable("the connection to the model server broke") from None
 
 
 def request_params(request: ModelRequest, model: str) -> dict[str, Any]:

@@ -3,12 +3,12 @@
 from typing import Any
 
 import pytest
+from tests.support import make_user
 
 from almanac.memory.history import HistoryStore
 from almanac.storage.records import ItemRecord
 from almanac.tools.base import ToolContext, ToolError
 from almanac.tools.builtin.full_context import FullContextTool
-from tests.support import make_user
 
 ITEMS = [
     ItemRecord("q1", 1, "query", "Show me a retry decorator"),
@@ -43,14 +43,18 @@ async def test_returns_the_full_text_of_a_response(setup: tuple[FullContextTool,
     assert output.content.endswith("```python\ndef retry(): ...\n```")
 
 
-async def test_a_summary_id_returns_the_item_it_refers_to(setup: tuple[FullContextTool, ToolContext, ToolContext]) -> None:
+async def test_a_summary_id_returns_the_item_it_refers_to(
+    setup: tuple[FullContextTool, ToolContext, ToolContext],
+) -> None:
     tool, mine, _ = setup
     output = await tool.run({"id": "q1-t1-sum"}, mine)
     assert "def retry(): ...  # full code" in output.content
     assert output.content.startswith('[ID:q1-t1] Full result of search({"q":"r"}):')
 
 
-async def test_unknown_ids_list_the_valid_ids_near_them(setup: tuple[FullContextTool, ToolContext, ToolContext]) -> None:
+async def test_unknown_ids_list_the_valid_ids_near_them(
+    setup: tuple[FullContextTool, ToolContext, ToolContext],
+) -> None:
     tool, mine, _ = setup
     with pytest.raises(ToolError, match=r"No item q1-t7 in this conversation. Valid IDs near it: q1, q1-t1, q1-r, q2"):
         await tool.run({"id": "q1-t7"}, mine)
@@ -72,7 +76,9 @@ async def test_history_store_round_trip(database_url: str, build: Any) -> None:
     async with services.database.session() as session:
         conversation = await store.create_conversation(session, user_id=user.user.id, title="t")
     await services.history.add(conversation_id=conversation.id, items=ITEMS)
-    await services.history.set_content(conversation_id=conversation.id, item_id="q1-r-sum", content="new", status="done")
+    await services.history.set_content(
+        conversation_id=conversation.id, item_id="q1-r-sum", content="new", status="done"
+    )
     items = await services.history.items(user_id=user.user.id, conversation_id=conversation.id)
     assert [i.item_id for i in items] == [i.item_id for i in ITEMS]
     assert next(i for i in items if i.item_id == "q1-r-sum").content == "new"

@@ -1,0 +1,117 @@
+"""The `almanac` command as a user runs it: serve on defaults, users, keys, credits, bad settings."""
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+
+ALMANAC = [sys.executable, "-m", "almanac.cli"]
+
+
+def run(args: list[str], cwd: Path, **env: str) -> subprocess.CompletedProcess[str]:
+    environment = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "OPENAI_", "DATABASE_"))}
+    environment.update(env)
+    return subprocess.run(ALMANAC + args, cwd=cwd, env=environment, capture_output=True, text=True, timeout=120)
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def test_users_credits_and_keys(tmp_path: Path) -> None:
+    created = run(["users", "create", "--email", "Dev@Example.com", "--plan", "pro"], tmp_path)
+    assert created.returncode == 0, created.stderr
+    key = created.stdout.strip().splitlines()[-1]
+    assert key.startswith("alm_") and len(key) > 40
+    assert "dev@example.com" in created.stdout and "plan pro" in created.stdout
+    assert run(["users", "create", "--email", "dev@example.com"], tmp_path).returncode == 1
+    granted = run(["credits", "grant", "--email", "dev@example.com", "--amount", "500", "--reason", "pack"], tmp_path)
+    assert granted.returncode == 0 and "balance is now 650" in granted.stdout
+    shown = run(["credits", "show", "--email", "dev@example.com"], tmp_path)
+    assert "balance 650" in shown.stdout and "+500 pack" in shown.stdout and "allowance" in shown.stdout
+    another = run(["keys", "create", "--email", "dev@example.com"], tmp_path)
+    assert another.stdout.strip().splitlines()[-1].startswith("alm_")
+    missing = run(["credits", "show", "--email", "nobody@example.com"], tmp_path)
+    assert missing.returncode == 1 and "no user with e-mail" in missing.stderr
+    assert (tmp_path / "data" / "almanac.db").exists()
+    assert key not in (tmp_path / "data" / "almanac.db").read_bytes().decode("latin-1")
+
+
+@pytest.mark.parametrize(
+    ("env", "variable"),
+    [
+        ({"MAX_TURNS": "0"}, "MAX_TURNS"),
+        ({"PORT": "http"}, "PORT"),
+        ({"CHAT_PROVIDER": "gpt"}, "CHAT_PROVIDER"),
+        ({"DATABASE_URL": "mysql://x"}, "DATABASE_URL"),
+        ({"CHAT_PROVIDER": "anthropic"}, "ANTHROPIC_API_KEY"),
+    ],
+)
+def test_invalid_settings_stop_startup_naming_the_variable(tmp_path: Path, env: dict[str, str], variable: str) -> None:
+    result = run(["db", "upgrade"], tmp_path, **env)
+    assert result.returncode == 2
+    assert variable in result.stderr and "Traceback" not in result.stderr
+
+
+def test_serve_on_embedded_defaults_and_restart(tmp_path: Path) -> None:
+    port = free_port()
+
+    def start() -> subprocess.Popen[str]:
+        environment = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "OPENAI_", "DATABASE_"))}
+        return subprocess.Popen(
+            [*ALMANAC, "serve", "--port", str(port)],
+            cwd=tmp_path,
+            env=environment,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )
+
+    def wait_ready(process: subprocess.Popen[str]) -> None:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            assert process.poll() is None, process.stdout.read() if process.stdout else ""
+            try:
+                if httpx.get(f"http://127.0.0.1:{port}/ready", timeout=1).status_code == 200:
+                    return
+            except httpx.HTTPError:
+                time.sleep(0.2)
+        raise AssertionError("server did not become ready")
+
+    def stop(process: subprocess.Popen[str]) -> str:
+        process.send_signal(signal.SIGINT)
+        output, _ = process.communicate(timeout=30)
+        return output
+
+    first = start()
+    try:
+        wait_ready(first)
+        key_file = tmp_path / "data" / "local-api-key"
+        assert oct(key_file.stat().st_mode & 0o777) == "0o600"
+        key = key_file.read_text().strip()
+        headers = {"Authorization": f"Bearer {key}"}
+        reply = httpx.post(f"http://127.0.0.1:{port}/api/chat", json={"message": "hello"}, headers=headers, timeout=30)
+        assert reply.status_code == 200 and reply.json()["credits_remaining"] == 45
+        conversation = reply.json()["conversation_id"]
+    finally:
+        log = stop(first)
+    assert "chat model   offline / almanac-offline" in log and "database" in log
+    assert key not in log
+
+    second = start()
+    try:
+        wait_ready(second)
+        detail = httpx.get(f"http://127.0.0.1:{port}/api/conversations/{conversation}", headers=headers, timeout=10)
+        assert [item["id"] for item in detail.json()["full"]] == ["q1", "q1-r"]
+        assert httpx.get(f"http://127.0.0.1:{port}/api/credits", headers=headers).json()["balance"] == 45
+    finally:
+        log = stop(second)
+    assert "created the local user" not in log

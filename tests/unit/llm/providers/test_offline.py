@@ -1,0 +1,80 @@
+"""The offline model: deterministic, honest that it is offline, picks tools by intent, quotes results."""
+
+from almanac.llm.base import complete
+from almanac.llm.messages import Message, ModelRequest, ToolResultBlock, ToolSpec, ToolUseBlock
+from almanac.llm.providers.offline import OfflineModel
+from almanac.tools.builtin.full_context import FullContextTool
+
+FULL = ToolSpec(FullContextTool.name, FullContextTool.description, FullContextTool.input_schema)
+HISTORY = (
+    Message.user("[ID:q1] Write a retry decorator in Python"),
+    Message.assistant(
+        '[ID:q1-t1-sum, ref:q1-t1] Tool call search_code({"q":"retry"}): found three retry helpers\n\n'
+        "[ID:q1-r-sum, ref:q1-r] Showed a retry decorator with exponential backoff (+ 1 code block: python)"
+    ),
+)
+
+
+def ask(text: str, number: int = 2, tools: tuple[ToolSpec, ...] = (FULL,)) -> ModelRequest:
+    return ModelRequest("sys", (*HISTORY, Message.user(f"[ID:q{number}] {text}")), tools)
+
+
+async def test_without_a_matching_intent_it_says_it_is_offline_and_quotes_the_question() -> None:
+    response = await complete(OfflineModel(), ask("What is the capital of France?"))
+    assert response.tool_calls == ()
+    assert "offline model" in response.text and "> What is the capital of France?" in response.text
+    assert "ANTHROPIC_API_KEY" in response.text
+
+
+async def test_asking_for_the_full_answer_from_earlier_fetches_it_by_id() -> None:
+    response = await complete(OfflineModel(), ask("Show me the full code from earlier"))
+    assert [(c.name, dict(c.input)) for c in response.tool_calls] == [("retrieve_full_context", {"id": "q1-r"})]
+
+
+async def test_asking_for_an_earlier_tool_result_picks_the_tool_item() -> None:
+    response = await complete(OfflineModel(), ask("give me the complete search result from before"))
+    assert [dict(c.input) for c in response.tool_calls] == [{"id": "q1-t1"}]
+
+
+async def test_ids_named_in_the_question_are_fetched_in_parallel() -> None:
+    response = await complete(OfflineModel(), ask("compare q1-t1 and q1-r-sum please"))
+    assert [dict(c.input) for c in response.tool_calls] == [{"id": "q1-t1"}, {"id": "q1-r"}]
+
+
+async def test_without_the_tool_it_does_not_call_it() -> None:
+    response = await complete(OfflineModel(), ask("Show me the full code from earlier", tools=()))
+    assert response.tool_calls == ()
+
+
+async def test_after_the_tool_answered_it_quotes_the_result_and_cites_ids() -> None:
+    call = ToolUseBlock("toolu_1", "retrieve_full_context", {"id": "q1-r"})
+    request = ModelRequest(
+        "sys",
+        (
+            *HISTORY,
+            Message.user("[ID:q2] Show me the full code from earlier"),
+            Message("assistant", (call,)),
+            Message(
+                "user",
+                (
+                    ToolResultBlock(
+                        "toolu_1",
+                        "[ID:q2-t1] [ID:q1-r] Full text of the answer to q1:\n```python\ndef retry(): ...\n```",
+                    ),
+                ),
+            ),
+        ),
+        (FULL,),
+    )
+    response = await complete(OfflineModel(), request)
+    assert response.tool_calls == ()
+    assert "Here is the full text of q1-r [q2-t1]" in response.text
+    assert "```python\ndef retry(): ...\n```" in response.text
+
+
+async def test_it_is_deterministic_and_streams_word_by_word() -> None:
+    model = OfflineModel()
+    first = [e async for e in model.stream(ask("anything at all"))]
+    second = [e async for e in model.stream(ask("anything at all"))]
+    assert first == second
+    assert sum(type(e).__name__ == "TextDelta" for e in first) > 20
