@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import json
 from collections import deque
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -47,6 +47,8 @@ class FakeAnthropic:
     def __init__(self) -> None:
         self.steps: deque[Turn | Failure] = deque()
         self.requests: list[dict[str, Any]] = []
+        # Answers chosen by looking at the request; consulted before the queue (None: use the queue).
+        self.route: Callable[[dict[str, Any]], Turn | None] = lambda body: None
         self.app = Starlette(routes=[Route("/v1/messages", self._messages, methods=["POST"])])
 
     def enqueue(self, *steps: Turn | Failure) -> None:
@@ -55,7 +57,8 @@ class FakeAnthropic:
     async def _messages(self, request: Request) -> Response:
         body = await request.json()
         self.requests.append({"headers": dict(request.headers), "body": body})
-        step = self.steps.popleft() if self.steps else Turn(text="ok")
+        routed = self.route(body)
+        step = routed if routed is not None else (self.steps.popleft() if self.steps else Turn(text="ok"))
         if isinstance(step, Failure) and step.after_events is None:
             return JSONResponse(
                 {

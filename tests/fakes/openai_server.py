@@ -12,7 +12,7 @@ import asyncio
 import json
 import time
 from collections import deque
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -44,6 +44,8 @@ class FakeOpenAI:
     def __init__(self, *, default: Reply | None = None) -> None:
         self.steps: deque[Reply | Failure] = deque()
         self.requests: list[dict[str, Any]] = []
+        # Answers chosen by looking at the request; consulted before the queue (None: use the queue).
+        self.route: Callable[[dict[str, Any]], Reply | None] = lambda body: None
         self.default = default or Reply(text="ok")
         self.app = Starlette(routes=[Route("/v1/chat/completions", self._completions, methods=["POST"])])
 
@@ -53,7 +55,8 @@ class FakeOpenAI:
     async def _completions(self, request: Request) -> Response:
         body = await request.json()
         self.requests.append({"headers": dict(request.headers), "body": body})
-        step = self.steps.popleft() if self.steps else self.default
+        routed = self.route(body)
+        step = routed if routed is not None else (self.steps.popleft() if self.steps else self.default)
         if isinstance(step, Failure):
             return JSONResponse(
                 {"error": {"message": step.message, "type": "server_error", "code": None}},
@@ -141,3 +144,22 @@ async def _chunks(reply: Reply, model: str, usage: bool) -> AsyncIterator[bytes]
             },
         )
     yield b"data: [DONE]\n\n"
+
+
+def main() -> None:
+    """Serve a fake that streams `--tokens` time-stamped tokens, `--delay` seconds apart (benchmarks)."""
+    import argparse
+
+    import uvicorn
+
+    parser = argparse.ArgumentParser(description=main.__doc__)
+    parser.add_argument("--port", type=int, required=True)
+    parser.add_argument("--tokens", type=int, default=50)
+    parser.add_argument("--delay", type=float, default=0.02)
+    args = parser.parse_args()
+    fake = FakeOpenAI(default=Reply(stamp_tokens=args.tokens, chunk_delay_s=args.delay))
+    uvicorn.run(fake.app, host="127.0.0.1", port=args.port, log_level="warning")
+
+
+if __name__ == "__main__":
+    main()

@@ -6,7 +6,7 @@ ledger per bucket (`daily`, `pack`) always equals the account's balances.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
@@ -61,27 +61,44 @@ class CreditService:
 
     async def debit(self, *, user_id: str, amount: int, context: ChargeContext) -> Charge | None:
         """Take `amount` credits, or return None (and change nothing) if the balance is short."""
-        if amount <= 0:
+        return (await self.debit_many(user_id=user_id, items=[(amount, context)]))[0]
+
+    async def debit_many(
+        self, *, user_id: str, items: Sequence[tuple[int, ChargeContext]]
+    ) -> list[Charge | None]:
+        """Debit several amounts in order, in one transaction; each is taken only if the balance
+        still covers it (a refused one does not stop later, cheaper ones)."""
+        if any(amount <= 0 for amount, _ in items):
             raise ValueError("a debit must be positive")
+        today = day_period(self._clock())
         async with self._db.session() as session:
-            account = await self._current_account(session, user_id=user_id)
-            row = await store.debit(session, user_id=user_id, amount=amount, period=account.daily_period)
-            if row is None:
-                return None
-            await store.add_ledger_entries(
-                session,
-                user_id=user_id,
-                entries=[
-                    _entry(-row.from_daily, DAILY, "debit", context, account.daily_period),
-                    _entry(-row.from_pack, PACK, "debit", context, account.daily_period),
-                ],
-            )
-            return Charge(
-                amount=amount,
-                from_daily=row.from_daily,
-                from_pack=row.from_pack,
-                balance_after=row.daily_balance + row.pack_balance,
-            )
+            charges: list[Charge | None] = []
+            entries: list[store.NewLedgerEntry] = []
+            for amount, context in items:
+                row = await store.debit(session, user_id=user_id, amount=amount, period=today)
+                if row is None and await self._renewed(session, user_id=user_id, today=today):
+                    row = await store.debit(session, user_id=user_id, amount=amount, period=today)
+                if row is None:
+                    charges.append(None)
+                    continue
+                entries += [
+                    _entry(-row.from_daily, DAILY, "debit", context, today),
+                    _entry(-row.from_pack, PACK, "debit", context, today),
+                ]
+                balance = row.daily_balance + row.pack_balance
+                charges.append(Charge(amount, row.from_daily, row.from_pack, balance))
+            await store.add_ledger_entries(session, user_id=user_id, entries=entries)
+            return charges
+
+    async def _renewed(self, session: AsyncSession, *, user_id: str, today: str) -> bool:
+        """Renew the account if it is still on an earlier day; True if that changed anything."""
+        account = await store.get_account(session, user_id=user_id)
+        if account is None:
+            raise AccountMissing(user_id)
+        if account.daily_period == today:
+            return False
+        await self._current_account(session, user_id=user_id)
+        return True
 
     async def refund(self, *, user_id: str, charge: Charge, context: ChargeContext) -> None:
         """Give a charge back to the buckets it came from."""

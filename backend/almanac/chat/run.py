@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
@@ -150,36 +150,47 @@ class ChatRun:
             tool_use_id=call.id,
         )
 
-    async def admit(self, call: ToolUseBlock, tool: Tool, item_id: str) -> Admission:
+    async def admit(self, calls: Sequence[tuple[ToolUseBlock, Tool, str]]) -> list[Admission]:
         state = self._state
-        price = tool_call_cost(tool.billing, documentation_charged=state.documentation_paid_by is not None)
-        if price == 0:
-            return Admission(True, 0)
-        # The debit runs in its own task: if this run is cancelled meanwhile, the charge is still
-        # tracked in `state.charges` (and refunded by the finish step, since the call never ran).
-        debit = asyncio.create_task(self._debit(call, item_id, price))
+        prices: list[int] = []
+        documentation_paid = state.documentation_paid_by is not None
+        for _, tool, _ in calls:
+            prices.append(tool_call_cost(tool.billing, documentation_charged=documentation_paid))
+            documentation_paid = documentation_paid or tool.billing is BillingCategory.DOCUMENTATION
+        paid = [(call, item_id, price) for (call, _, item_id), price in zip(calls, prices, strict=True) if price]
+        # Debited in a task of its own: if this run is cancelled meanwhile, the charges are still
+        # tracked in `state.charges` (and refunded by the finish step, since the calls never ran).
+        debit = asyncio.create_task(self._debit(paid))
         state.pending.append(debit)
-        charge = await asyncio.shield(debit)
-        if charge is None:
-            balance = await self._service.credits.balance(user_id=self.setup.user.id)
-            return Admission(
-                False,
-                0,
-                (
-                    f"Not run: {call.name} costs {price} credits and the user's balance is {balance}. "
-                    "Answer with what you already have, and mention that credits ran out."
-                ),
-            )
-        if tool.billing is BillingCategory.DOCUMENTATION:
-            state.documentation_paid_by = item_id
-        return Admission(True, price)
+        charges = await asyncio.shield(debit)
+        balance = min((c.balance_after for c in charges.values()), default=None)
+        admissions: list[Admission] = []
+        documentation_refused = False
+        for (call, tool, item_id), price in zip(calls, prices, strict=True):
+            is_documentation = tool.billing is BillingCategory.DOCUMENTATION
+            if price and item_id in charges:
+                if is_documentation:
+                    state.documentation_paid_by = item_id
+                admissions.append(Admission(True, price))
+            elif price or (is_documentation and documentation_refused):
+                documentation_refused = documentation_refused or is_documentation
+                shown = balance if balance is not None else await self._service.credits.balance(
+                    user_id=self.setup.user.id)
+                admissions.append(Admission(False, 0, (
+                    f"Not run: {call.name} costs {price or tool_call_cost(tool.billing, documentation_charged=False)} "
+                    f"credits and the user's balance is {shown}. "
+                    "Answer with what you already have, and mention that credits ran out.")))
+            else:
+                admissions.append(Admission(True, 0))
+        return admissions
 
-    async def _debit(self, call: ToolUseBlock, item_id: str, price: int) -> Charge | None:
-        context = ChargeContext(f"tool {call.name}", self.conversation_id, self.query_id, item_id)
-        charge = await self._service.credits.debit(user_id=self.setup.user.id, amount=price, context=context)
-        if charge is not None:
-            self._state.charges[item_id] = charge
-        return charge
+    async def _debit(self, paid: Sequence[tuple[ToolUseBlock, str, int]]) -> dict[str, Charge]:
+        contexts = [(price, ChargeContext(f"tool {call.name}", self.conversation_id, self.query_id, item_id))
+                    for call, item_id, price in paid]
+        results = await self._service.credits.debit_many(user_id=self.setup.user.id, items=contexts)
+        charges = {item_id: charge for (_, item_id, _), charge in zip(paid, results, strict=True) if charge}
+        self._state.charges.update(charges)
+        return charges
 
     async def record(
         self, call: ToolUseBlock, item_id: str, outcome: ToolOutcome, admission: Admission

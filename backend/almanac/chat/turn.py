@@ -50,8 +50,9 @@ class LoopHooks(Protocol):
         """The item ID and context of a new tool call (IDs in call order)."""
         ...
 
-    async def admit(self, call: ToolUseBlock, tool: Tool, item_id: str) -> Admission:
-        """Pay for a call before it runs (in call order); refuse it if the balance cannot."""
+    async def admit(self, calls: Sequence[tuple[ToolUseBlock, Tool, str]]) -> list[Admission]:
+        """Pay for a turn's calls (call, tool, item ID) before they run, in call order; refuse
+        those the balance cannot cover."""
         ...
 
     async def record(
@@ -128,6 +129,7 @@ class TurnLoop:
     async def _run_tools(self, calls: list[_Call]) -> AsyncIterator[tuple[ToolResultEvent, ToolOutcome]]:
         """Admit calls in order, run the admitted ones concurrently, yield results as they finish."""
         refused: list[tuple[_Call, ToolOutcome, Admission]] = []
+        valid: list[tuple[_Call, Tool]] = []
         running: dict[asyncio.Task[ToolOutcome], tuple[_Call, Admission]] = {}
         try:
             for entry in calls:
@@ -135,8 +137,10 @@ class TurnLoop:
                 problem = check_call(self.registry, entry.call)
                 if problem is not None or tool is None:
                     refused.append((entry, problem or _unknown(entry.call), Admission(False)))
-                    continue
-                admission = await self.hooks.admit(entry.call, tool, entry.item_id)
+                else:
+                    valid.append((entry, tool))
+            admissions = await self.hooks.admit([(e.call, tool, e.item_id) for e, tool in valid]) if valid else []
+            for (entry, tool), admission in zip(valid, admissions, strict=True):
                 if not admission.allowed:
                     refused.append((entry, ToolOutcome(admission.reason, ToolStatus.NOT_RUN), admission))
                     continue
@@ -144,6 +148,7 @@ class TurnLoop:
                     run_call(tool, entry.call, entry.context, timeout_s=self.limits.tool_timeout_s)
                 )
                 running[task] = (entry, admission)
+            refused.sort(key=lambda r: calls.index(r[0]))
             for entry, outcome, admission in refused:
                 yield await self.hooks.record(entry.call, entry.item_id, outcome, admission), outcome
             while running:

@@ -6,7 +6,7 @@ import uuid
 from collections.abc import Sequence
 from datetime import datetime
 
-from sqlalchemy import delete, func, or_, select, update
+from sqlalchemy import delete, func, insert, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from almanac.storage.records import ConversationRecord, ItemRecord
@@ -157,29 +157,33 @@ async def end_query(session: AsyncSession, *, conversation_id: str, lock_token: 
 
 
 async def add_items(session: AsyncSession, *, conversation_id: str, items: Sequence[ItemRecord]) -> None:
-    """Append items to a conversation's history."""
+    """Append items to a conversation's history (one multi-row INSERT)."""
+    if not items:
+        return
     now = utcnow()
-    session.add_all(
-        HistoryItem(
-            conversation_id=conversation_id,
-            item_id=item.item_id,
-            query_number=item.query_number,
-            kind=item.kind,
-            content=item.content,
-            ref=item.ref,
-            status=item.status,
-            tool_name=item.tool_name,
-            tool_input=item.tool_input,
-            tool_use_id=item.tool_use_id,
-            is_error=item.is_error,
-            credits=item.credits,
-            duration_ms=item.duration_ms,
-            created_at=now,
-            updated_at=now,
-        )
-        for item in items
+    await session.execute(
+        insert(HistoryItem),
+        [
+            {
+                "conversation_id": conversation_id,
+                "item_id": item.item_id,
+                "query_number": item.query_number,
+                "kind": item.kind,
+                "content": item.content,
+                "ref": item.ref,
+                "status": item.status,
+                "tool_name": item.tool_name,
+                "tool_input": item.tool_input,
+                "tool_use_id": item.tool_use_id,
+                "is_error": item.is_error,
+                "credits": item.credits,
+                "duration_ms": item.duration_ms,
+                "created_at": now,
+                "updated_at": now,
+            }
+            for item in items
+        ],
     )
-    await session.flush()
 
 
 async def set_item_content(

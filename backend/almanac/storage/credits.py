@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from sqlalchemy import case, func, select, update
+from sqlalchemy import case, func, insert, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from almanac.storage.records import AccountRecord, LedgerRecord
@@ -146,23 +146,24 @@ async def credit(session: AsyncSession, *, user_id: str, to_daily: int, to_pack:
 async def add_ledger_entries(session: AsyncSession, *, user_id: str, entries: Sequence[NewLedgerEntry]) -> None:
     """Append ledger rows (zero-delta entries are skipped)."""
     now = utcnow()
-    session.add_all(
-        LedgerEntry(
-            user_id=user_id,
-            delta=entry.delta,
-            bucket=entry.bucket,
-            kind=entry.kind,
-            reason=entry.reason[:200],
-            period=entry.period,
-            conversation_id=entry.conversation_id,
-            query_id=entry.query_id,
-            item_id=entry.item_id,
-            created_at=now,
-        )
+    rows = [
+        {
+            "user_id": user_id,
+            "delta": entry.delta,
+            "bucket": entry.bucket,
+            "kind": entry.kind,
+            "reason": entry.reason[:200],
+            "period": entry.period,
+            "conversation_id": entry.conversation_id,
+            "query_id": entry.query_id,
+            "item_id": entry.item_id,
+            "created_at": now,
+        }
         for entry in entries
         if entry.delta != 0
-    )
-    await session.flush()
+    ]
+    if rows:
+        await session.execute(insert(LedgerEntry), rows)
 
 
 async def ledger_sums(session: AsyncSession, *, user_id: str) -> dict[str, int]:

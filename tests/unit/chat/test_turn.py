@@ -1,7 +1,7 @@
 """The turn loop: parallel tools, tool failures as results, the turn limit, cancellation."""
 
 import asyncio
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import pytest
@@ -60,11 +60,15 @@ class Hooks:
         item_id = f"q1-t{self.count}"
         return item_id, ToolContext("u", "c", 1, "q1", item_id, call.id)
 
-    async def admit(self, call: ToolUseBlock, tool: Tool, item_id: str) -> Admission:
-        if item_id in self.refuse:
-            return Admission(False, 0, "Not run: out of credits")
-        self.admitted.append(item_id)
-        return Admission(True, 2)
+    async def admit(self, calls: Sequence[tuple[ToolUseBlock, Tool, str]]) -> list[Admission]:
+        admissions = []
+        for _, _, item_id in calls:
+            if item_id in self.refuse:
+                admissions.append(Admission(False, 0, "Not run: out of credits"))
+            else:
+                self.admitted.append(item_id)
+                admissions.append(Admission(True, 2))
+        return admissions
 
     async def record(
         self, call: ToolUseBlock, item_id: str, outcome: ToolOutcome, admission: Admission
