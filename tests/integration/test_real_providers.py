@@ -7,12 +7,12 @@ from typing import Any
 
 import httpx
 import pytest
-
-from almanac.main import create_app
 from tests.fakes import anthropic_server as anthropic_fake
 from tests.fakes import openai_server as openai_fake
 from tests.fakes.server import ServerThread
 from tests.support import make_user
+
+from almanac.main import create_app
 
 LONG_ANSWER = "Use tenacity's AsyncRetrying with wait_exponential_jitter. " * 30
 SUMMARY_MARK = "summaries for a conversation's memory"
