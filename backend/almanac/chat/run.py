@@ -77,6 +77,15 @@ class ChatRun:
         self.setup = setup
         self.query_id = query_id(setup.query_number)
         self._state = _RunState(credits_used=setup.base_charge.amount)
+        self._queue: asyncio.Queue[object] = asyncio.Queue()
+        self._worker: asyncio.Task[None] | None = None
+
+    def begin(self) -> None:
+        """Start answering now. The run completes (and is stored and billed) even if nobody reads
+        its events; a reader that leaves early cancels it."""
+        if self._worker is None:
+            self._worker = asyncio.create_task(self._work(self._queue))
+            self._service.keep_alive(self._worker)
 
     @property
     def conversation_id(self) -> str:
@@ -86,10 +95,11 @@ class ChatRun:
 
     async def events(self) -> AsyncIterator[ChatEvent]:
         """The run's events. Leaving early cancels the run; its finish step still completes."""
-        queue: asyncio.Queue[object] = asyncio.Queue()
-        worker = asyncio.create_task(self._work(queue))
+        self.begin()
+        worker = self._worker
+        assert worker is not None
         try:
-            while (event := await queue.get()) is not _DONE:
+            while (event := await self._queue.get()) is not _DONE:
                 yield event  # type: ignore[misc]
         finally:
             if not worker.done():

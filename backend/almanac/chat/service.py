@@ -123,7 +123,9 @@ class ChatService:
             message=message,
             base_charge=charge,
         )
-        return ChatRun(self, setup)
+        run = ChatRun(self, setup)
+        run.begin()
+        return run
 
     async def _create_conversation(self, user: UserRecord, message: str) -> str:
         title = " ".join(message.split())[:TITLE_CHARS]
