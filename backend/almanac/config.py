@@ -43,6 +43,13 @@ class Settings(BaseSettings):
         "to `<DATA_DIR>/local-api-key` (mode 0600). Turn off in production.",
     )
     local_user_email: str = Field("local@localhost", description="E-mail of the local user.")
+    session_ttl_s: float = Field(30 * 86400, gt=0, description="Lifetime of a browser session cookie (seconds).")
+    session_cookie_secure: bool = Field(
+        False, description="Mark the session cookie Secure (only sent over HTTPS). Turn on behind TLS."
+    )
+    frontend_dist: Path | None = Field(
+        None, description="Folder of the built web UI. Empty: `frontend/dist` of this checkout, if built."
+    )
 
     # --- chat model --------------------------------------------------------------------------
     chat_provider: ChatProvider = Field(

@@ -7,13 +7,15 @@ import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
+from pathlib import Path
 
 from fastapi import FastAPI
 
 from almanac import __version__
 from almanac.api.errors import install_error_handlers
 from almanac.api.limits import BodySizeLimit
-from almanac.api.routes import chat, conversations, credits, health, me
+from almanac.api.routes import auth, chat, conversations, credits, health, me
+from almanac.api.web import SecurityHeaders, mount_web_ui
 from almanac.auth.local import ensure_local_user
 from almanac.auth.service import AccountService
 from almanac.billing.ledger import CreditService
@@ -49,6 +51,7 @@ class Services:
     summaries: SummaryJobs
     chat: ChatService
     conversations: ConversationService
+    web_ui: Path | None = None
 
 
 def provider_config(settings: Settings, *, model: str | None = None) -> ProviderConfig:
@@ -146,7 +149,9 @@ def create_app(settings: Settings, services: Services | None = None) -> FastAPI:
     app.state.services = services
     # JSON may spend up to 12 bytes on one character (an escaped surrogate pair).
     app.add_middleware(BodySizeLimit, max_bytes=settings.max_message_chars * 12 + 64_000)
+    app.add_middleware(SecurityHeaders)
     install_error_handlers(app)
-    for module in (health, me, chat, conversations, credits):
+    for module in (health, auth, me, chat, conversations, credits):
         app.include_router(module.router)
+    services.web_ui = mount_web_ui(app, settings.frontend_dist)
     return app

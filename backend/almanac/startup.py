@@ -29,6 +29,7 @@ def rows(settings: Settings, services: Services) -> list[tuple[str, str]]:
         ("embeddings", "none"),
         ("MCP servers", "none"),
         ("tools", ", ".join(services.registry.names) or "none"),
+        ("web UI", str(services.web_ui) if services.web_ui else "not built (run `make serve` with Node.js and npm)"),
         (
             "limits",
             f"{settings.max_turns} turns, tool timeout {settings.tool_timeout_s:g} s, "

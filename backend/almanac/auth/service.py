@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import secrets
 from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 
 from almanac.auth.keys import display_prefix, generate_api_key, hash_api_key, looks_like_api_key
 from almanac.billing.plans import Plan
@@ -74,3 +76,23 @@ class AccountService:
     async def has_users(self) -> bool:
         async with self._db.session() as session:
             return await user_store.has_users(session)
+
+    async def open_session(self, *, user_id: str, ttl_s: float) -> str:
+        """A new browser session for the user; returns its token (for the cookie)."""
+        token = secrets.token_urlsafe(32)
+        expires = datetime.now(UTC) + timedelta(seconds=ttl_s)
+        async with self._db.session() as session:
+            await user_store.add_session(session, user_id=user_id, token_hash=hash_api_key(token), expires_at=expires)
+        return token
+
+    async def session_user(self, token: str) -> UserRecord | None:
+        """The owner of an unexpired session token, or None."""
+        if not 20 <= len(token) <= 200:
+            return None
+        async with self._db.session() as session:
+            return await user_store.user_for_session(session, token_hash=hash_api_key(token), now=datetime.now(UTC))
+
+    async def close_session(self, token: str) -> None:
+        """End a browser session (unknown tokens are ignored)."""
+        async with self._db.session() as session:
+            await user_store.delete_session(session, token_hash=hash_api_key(token))

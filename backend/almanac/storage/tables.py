@@ -79,6 +79,17 @@ class ApiKey(Base):
     revoked_at: Mapped[datetime | None] = mapped_column(default=None)
 
 
+class WebSession(Base):
+    """A browser session: the cookie holds a random token, the table only its SHA-256."""
+
+    __tablename__ = "web_sessions"
+
+    token_hash: Mapped[str] = mapped_column(String(64), primary_key=True)
+    user_id: Mapped[str] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), index=True)
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    expires_at: Mapped[datetime] = mapped_column()
+
+
 class CreditAccount(Base):
     """Per-user balances. `last_debit_daily` records how much of the latest debit came from the
     daily allowance, so the ledger rows can attribute it (see `storage.credits.debit`)."""

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import uuid
+from datetime import datetime
 
-from sqlalchemy import select, update
+from sqlalchemy import delete, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from almanac.storage.records import UserRecord
-from almanac.storage.tables import ApiKey, User, utcnow
+from almanac.storage.tables import ApiKey, User, WebSession, utcnow
 
 
 class EmailTaken(Exception):
@@ -68,3 +69,25 @@ async def user_for_key_hash(session: AsyncSession, *, key_hash: str) -> UserReco
         )
     ).scalar_one_or_none()
     return _record(row) if row else None
+
+
+async def add_session(session: AsyncSession, *, user_id: str, token_hash: str, expires_at: datetime) -> None:
+    """Store a browser session (by the hash of its token)."""
+    session.add(WebSession(token_hash=token_hash, user_id=user_id, created_at=utcnow(), expires_at=expires_at))
+    await session.flush()
+
+
+async def user_for_session(session: AsyncSession, *, token_hash: str, now: datetime) -> UserRecord | None:
+    """The owner of an unexpired session, or None."""
+    row = (
+        await session.execute(
+            select(User)
+            .join(WebSession, WebSession.user_id == User.id)
+            .where(WebSession.token_hash == token_hash, WebSession.expires_at > now)
+        )
+    ).scalar_one_or_none()
+    return _record(row) if row else None
+
+
+async def delete_session(session: AsyncSession, *, token_hash: str) -> None:
+    await session.execute(delete(WebSession).where(WebSession.token_hash == token_hash))
