@@ -3,9 +3,9 @@
 from typing import Any
 
 import httpx
+from tests.support import make_user
 
 from almanac.main import create_app
-from tests.support import make_user
 
 
 def client(app: Any, host: str = "127.0.0.1") -> httpx.AsyncClient:
