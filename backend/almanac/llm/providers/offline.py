@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass
 
@@ -160,7 +161,35 @@ def _quote(text: str) -> str:
     return text
 
 
+_LONG = re.compile(r"\b(long|detailed|in detail|in depth|essay|tour)\b", re.I)
+_TOUR = [
+    ("Conversation memory", "Every query, tool result and answer is stored twice: verbatim in the full track and "
+     "summarised in the summarised track. Items carry IDs such as `q3`, `q3-t1` and `q3-r`; summaries are "
+     "`q3-t1-sum` and `q3-r-sum` and point back with a `ref`. Later queries see the summaries, and the model can "
+     "fetch any original with `retrieve_full_context`."),
+    ("The turn loop", "A query may take up to fifteen model turns. All tool calls of one turn run at the same time, "
+     "each under its own timeout, and a failing tool becomes an error result the model can read instead of a "
+     "crash. When the turns run out, the model is asked once more, without tools, for its best answer."),
+    ("Credits", "A query costs five credits, documentation lookups ten more (once per query), GitHub tools three "
+     "each and other tools two each. The free plan renews fifty credits every UTC day; credit packs never expire."),
+]
+
+
+def _long_answer(query: str) -> str:
+    """A long, deterministic Markdown answer (for trying streaming and the stop button offline)."""
+    parts = ["(Offline model: a long guided tour of how Almanac works, since I cannot answer freely.)", ""]
+    for round_number in range(1, 5):
+        for title, text in _TOUR:
+            parts += [f"## {title} ({round_number})", "", text, ""]
+        parts += ["```python", f"# round {round_number}", "ids = [f'q{n}-r' for n in range(1, 4)]", "```", ""]
+    parts += ["| item | meaning |", "|---|---|", "| `q1` | a query |", "| `q1-t1` | its first tool result |",
+              "| `q1-r` | its answer |"]
+    return "\n".join(parts)
+
+
 def _direct_answer(query: str, request: ModelRequest) -> str:
+    if _LONG.search(query):
+        return _long_answer(query)
     tools = sorted(spec.name for spec in request.tools)
     abilities = (
         ["fetch the full text of an earlier item, e.g. “show me the full answer from q1”"]

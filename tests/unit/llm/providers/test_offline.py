@@ -78,3 +78,8 @@ async def test_it_is_deterministic_and_streams_word_by_word() -> None:
     second = [e async for e in model.stream(ask("anything at all"))]
     assert first == second
     assert sum(type(e).__name__ == "TextDelta" for e in first) > 20
+
+
+async def test_asking_for_something_long_streams_a_long_markdown_answer() -> None:
+    response = await complete(OfflineModel(), ask("Give me a long explanation of how this works"))
+    assert len(response.text) > 3000 and "```python" in response.text and "| `q1-r` | its answer |" in response.text
