@@ -23,6 +23,7 @@ class ToolResultPublic(BaseModel):
     summary: str | None
     duration_ms: int
     credits: int
+    citations: list[dict[str, str]] = Field(default_factory=list, description="Sources: {title, url, library}.")
 
 
 class ErrorInfo(BaseModel):

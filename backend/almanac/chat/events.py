@@ -49,6 +49,7 @@ class ToolResultEvent:
     summary: str | None
     duration_ms: int
     credits: int
+    citations: list[dict[str, str]] = field(default_factory=list)
 
 
 @dataclass(frozen=True)

@@ -184,19 +184,29 @@ class ChatRun:
                 admissions.append(Admission(True, price))
             elif price or (is_documentation and documentation_refused):
                 documentation_refused = documentation_refused or is_documentation
-                shown = balance if balance is not None else await self._service.credits.balance(
-                    user_id=self.setup.user.id)
-                admissions.append(Admission(False, 0, (
-                    f"Not run: {call.name} costs {price or tool_call_cost(tool.billing, documentation_charged=False)} "
-                    f"credits and the user's balance is {shown}. "
-                    "Answer with what you already have, and mention that credits ran out.")))
+                shown = (
+                    balance if balance is not None else await self._service.credits.balance(user_id=self.setup.user.id)
+                )
+                admissions.append(
+                    Admission(
+                        False,
+                        0,
+                        (
+                            f"Not run: {call.name} costs {price or tool_call_cost(tool.billing, documentation_charged=False)} "
+                            f"credits and the user's balance is {shown}. "
+                            "Answer with what you already have, and mention that credits ran out."
+                        ),
+                    )
+                )
             else:
                 admissions.append(Admission(True, 0))
         return admissions
 
     async def _debit(self, paid: Sequence[tuple[ToolUseBlock, str, int]]) -> dict[str, Charge]:
-        contexts = [(price, ChargeContext(f"tool {call.name}", self.conversation_id, self.query_id, item_id))
-                    for call, item_id, price in paid]
+        contexts = [
+            (price, ChargeContext(f"tool {call.name}", self.conversation_id, self.query_id, item_id))
+            for call, item_id, price in paid
+        ]
         results = await self._service.credits.debit_many(user_id=self.setup.user.id, items=contexts)
         charges = {item_id: charge for (_, item_id, _), charge in zip(paid, results, strict=True) if charge}
         self._state.charges.update(charges)
@@ -276,6 +286,7 @@ class ChatRun:
             summary=None if long else summary,
             duration_ms=outcome.duration_ms,
             credits=charged,
+            citations=_citations(outcome),
         )
 
     async def _renew_lease_if_due(self) -> None:
@@ -406,3 +417,13 @@ def _error_message(error: Exception) -> str:
     if isinstance(error, ModelError):
         return str(error) or "the model failed"
     return "an internal error stopped the answer; it has been logged"
+
+
+def _citations(outcome: ToolOutcome) -> list[dict[str, str]]:
+    """Sources a tool reported in its structured data (`{"citations": [{title, url, library}]}`)."""
+    cited = (outcome.data or {}).get("citations") or []
+    return [
+        {key: str(entry[key]) for key in ("title", "url", "library") if entry.get(key)}
+        for entry in cited
+        if isinstance(entry, dict) and entry.get("url")
+    ]
