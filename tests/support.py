@@ -21,6 +21,9 @@ def settings_for(database_url: str, **overrides: Any) -> Settings:
         "offline_token_delay_ms": 0,
         "summary_wait_s": 5,
         "chat_provider": "offline",
+        "docs_auto_index": False,
+        "embeddings": "none",
+        "mcp_enabled": False,
     }
     values.update(overrides)
     return Settings(_env_file=None, **values)  # type: ignore[call-arg]

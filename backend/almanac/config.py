@@ -80,6 +80,41 @@ class Settings(BaseSettings):
         8.0, ge=0, le=1000, description="Delay between the offline model's streamed words."
     )
 
+    # --- documentation retrieval ---------------------------------------------------------------
+    doc_source: Literal["auto", "context7", "local"] = Field(
+        "auto", description="`context7`, `local`, or `auto`: Context7 when CONTEXT7_API_KEY is set, else local."
+    )
+    context7_api_key: SecretStr | None = Field(None, description="Context7 API key (optional for Context7).")
+    context7_api_url: str = Field("https://context7.com/api", description="Context7 API base URL.")
+    context7_timeout_s: float = Field(30.0, gt=0, description="Timeout of one Context7 request (seconds).")
+    doc_cache_ttl_s: float = Field(86_400.0, ge=0, description="How long Context7 responses are cached (seconds).")
+    docs_paths: str = Field("./docs", description="Comma-separated folders of Markdown/rst/text docs to index.")
+    docs_include_packages: bool = Field(True, description="Index the docs of installed Python distributions.")
+    docs_include_stdlib: bool = Field(True, description="Index the Python standard library's docstrings.")
+    docs_auto_index: bool = Field(
+        True, description="Build the local doc index in the background at startup if it was never built."
+    )
+    embeddings: Literal["auto", "voyage", "local", "none"] = Field(
+        "auto",
+        description="`voyage`, `local` (all-MiniLM-L6-v2 on the CPU), `none`, or `auto`: voyage when "
+        "VOYAGE_API_KEY is set, else local.",
+    )
+    voyage_api_key: SecretStr | None = Field(None, description="Voyage AI key: embeddings and reranking.")
+    voyage_base_url: str | None = Field(None, description="Voyage API base URL override.")
+    voyage_embed_model: str = Field("voyage-3-large", description="Voyage embedding model.")
+    voyage_rerank_model: str = Field("rerank-2.5", description="Voyage reranking model.")
+    reranker: Literal["auto", "voyage", "model", "none"] = Field(
+        "auto",
+        description="`voyage`, `model` (the chat model scores passages), `none` (keep the fused order), or "
+        "`auto`: voyage with a key, else the chat model if one is configured, else none.",
+    )
+    rag_top_k: int = Field(6, ge=1, le=30, description="Passages returned after reranking.")
+    rag_candidates: int = Field(30, ge=1, le=200, description="Fused candidates handed to the reranker.")
+    rag_min_score: float | None = Field(
+        None, description="Drop passages whose reranker score is below this (applied after reranking)."
+    )
+    doc_tool_timeout_s: float = Field(90.0, gt=0, description="Time limit of one retrieve_documentation call.")
+
     # --- turn loop and memory ------------------------------------------------------------------
     max_turns: int = Field(15, ge=1, le=100, description="Model turns per query before a forced answer.")
     tool_timeout_s: float = Field(30.0, gt=0, description="Timeout of one tool call (seconds).")
@@ -94,6 +129,22 @@ class Settings(BaseSettings):
         600.0, gt=0, description="A query's hold on its conversation expires after this long."
     )
     sse_heartbeat_s: float = Field(15.0, gt=0, description="Seconds between SSE heartbeat comments.")
+
+    # --- MCP tools (mcp/servers.json) -----------------------------------------------------------
+    mcp_enabled: bool = Field(True, description="Start the MCP servers of MCP_CONFIG; false turns every MCP tool off.")
+    mcp_config: Path | None = Field(
+        None, description="The MCP servers file (`mcpServers` JSON). Empty: `mcp/servers.json` of this checkout."
+    )
+    mcp_startup_wait_s: float = Field(
+        15.0, ge=0, description="How long startup waits for MCP servers' tool lists (slower ones join later)."
+    )
+    git_repository: Path | None = Field(
+        None, description="Repository the git MCP server serves. Empty: the working directory's git work tree."
+    )
+    github_personal_access_token: SecretStr | None = Field(
+        None, description="GitHub token for the GitHub MCP server (its tools are off without it)."
+    )
+    github_toolsets: str = Field("default", description="GitHub MCP server toolsets, e.g. `repos,issues`.")
 
     @field_validator("database_url")
     @classmethod
@@ -126,6 +177,18 @@ class Settings(BaseSettings):
         if self.database_url:
             return self.database_url
         return f"sqlite+aiosqlite:///{(self.data_dir / 'almanac.db').as_posix()}"
+
+    @property
+    def resolved_doc_source(self) -> Literal["context7", "local"]:
+        """Where documentation comes from."""
+        if self.doc_source != "auto":
+            return self.doc_source
+        return "context7" if self.context7_api_key is not None else "local"
+
+    @property
+    def resolved_docs_paths(self) -> list[Path]:
+        """DOCS_PATHS as paths."""
+        return [Path(part.strip()) for part in self.docs_paths.split(",") if part.strip()]
 
     @property
     def resolved_chat_provider(self) -> Literal["anthropic", "openai", "offline"]:

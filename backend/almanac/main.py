@@ -4,17 +4,19 @@ HTTP routes. Nothing below this module reads configuration on its own."""
 from __future__ import annotations
 
 import logging
+import os
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
 from fastapi import FastAPI
+from pydantic import SecretStr
 
 from almanac import __version__
 from almanac.api.errors import install_error_handlers
 from almanac.api.limits import BodySizeLimit
-from almanac.api.routes import auth, chat, conversations, credits, health, me
+from almanac.api.routes import auth, chat, conversations, credits, health, me, tools
 from almanac.api.web import SecurityHeaders, mount_web_ui
 from almanac.auth.local import ensure_local_user
 from almanac.auth.service import AccountService
@@ -25,11 +27,15 @@ from almanac.chat.turn import LoopLimits
 from almanac.config import Settings
 from almanac.llm.base import Model
 from almanac.llm.providers import ProviderConfig, build_model
+from almanac.mcp_client import McpClient, build_mcp_client, teach
 from almanac.memory.conversations import ConversationService
 from almanac.memory.history import HistoryStore
 from almanac.memory.summarise import ExtractiveSummariser, ModelSummariser, Summariser
+from almanac.rag.documentation import DocConfig, Documentation, build_documentation
+from almanac.rag.local_index import IndexInputs
 from almanac.startup import describe
 from almanac.storage.db import Database
+from almanac.tools.builtin.documentation import DocumentationTool
 from almanac.tools.builtin.full_context import FullContextTool
 from almanac.tools.registry import ToolRegistry
 
@@ -51,7 +57,9 @@ class Services:
     summaries: SummaryJobs
     chat: ChatService
     conversations: ConversationService
+    documentation: Documentation
     web_ui: Path | None = None
+    mcp: McpClient | None = None
 
 
 def provider_config(settings: Settings, *, model: str | None = None) -> ProviderConfig:
@@ -94,7 +102,15 @@ def build_services(settings: Settings, *, model: Model | None = None, summariser
     summaries = SummaryJobs(
         summariser, history, fallback_chars=settings.summary_fallback_chars, timeout_s=settings.model_timeout_s
     )
-    registry = ToolRegistry([FullContextTool(history)])
+    documentation = build_documentation(doc_config(settings), database, model)
+    registry = ToolRegistry(
+        [
+            FullContextTool(history),
+            DocumentationTool(documentation.pipeline, timeout_s=settings.doc_tool_timeout_s),
+        ]
+    )
+    mcp = build_mcp_client(settings, registry, environ=os.environ, cwd=Path.cwd())
+    teach(model, mcp)
     limits = ChatLimits(
         max_message_chars=settings.max_message_chars,
         summary_wait_s=settings.summary_wait_s,
@@ -122,6 +138,38 @@ def build_services(settings: Settings, *, model: Model | None = None, summariser
         summaries,
         chat_service,
         ConversationService(database),
+        documentation,
+        mcp=mcp,
+    )
+
+
+def doc_config(settings: Settings) -> DocConfig:
+    """Documentation retrieval's configuration."""
+
+    def secret(value: SecretStr | None) -> str | None:
+        return value.get_secret_value() if value is not None else None
+
+    return DocConfig(
+        source=settings.resolved_doc_source,
+        context7_api_key=secret(settings.context7_api_key),
+        context7_api_url=settings.context7_api_url,
+        context7_timeout_s=settings.context7_timeout_s,
+        cache_ttl_s=settings.doc_cache_ttl_s,
+        embeddings=settings.embeddings,
+        voyage_api_key=secret(settings.voyage_api_key),
+        voyage_base_url=settings.voyage_base_url,
+        voyage_embed_model=settings.voyage_embed_model,
+        voyage_rerank_model=settings.voyage_rerank_model,
+        reranker=settings.reranker,
+        top_k=settings.rag_top_k,
+        candidates=settings.rag_candidates,
+        min_score=settings.rag_min_score,
+        inputs=IndexInputs(
+            docs_paths=tuple(settings.resolved_docs_paths),
+            packages=settings.docs_include_packages,
+            stdlib=settings.docs_include_stdlib,
+        ),
+        auto_index=settings.docs_auto_index,
     )
 
 
@@ -131,13 +179,19 @@ def create_app(settings: Settings, services: Services | None = None) -> FastAPI:
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
-        for line in describe(settings, services):
-            log.info(line)
         if settings.local_user:
             await ensure_local_user(services.accounts, email=settings.local_user_email, data_dir=settings.data_dir)
+        await services.documentation.start(services.database)
+        if services.mcp is not None:
+            await services.mcp.start()
+        for line in describe(settings, services):
+            log.info(line)
         yield
+        await services.documentation.stop()
         await services.chat.drain(timeout_s=10)
         await services.summaries.drain(timeout_s=5)
+        if services.mcp is not None:
+            await services.mcp.stop()
         await services.database.dispose()
 
     app = FastAPI(
@@ -151,7 +205,7 @@ def create_app(settings: Settings, services: Services | None = None) -> FastAPI:
     app.add_middleware(BodySizeLimit, max_bytes=settings.max_message_chars * 12 + 64_000)
     app.add_middleware(SecurityHeaders)
     install_error_handlers(app)
-    for module in (health, auth, me, chat, conversations, credits):
+    for module in (health, auth, me, chat, conversations, credits, tools):
         app.include_router(module.router)
     services.web_ui = mount_web_ui(app, settings.frontend_dist)
     return app

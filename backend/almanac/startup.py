@@ -20,14 +20,20 @@ def rows(settings: Settings, services: Services) -> list[tuple[str, str]]:
         off.append("OpenAI-compatible models (OPENAI_BASE_URL / OPENAI_API_KEY not set)")
     if not settings.local_user:
         off.append("local user (LOCAL_USER=false)")
-    off.append("retrieve_documentation, embeddings, MCP tools (not in this build yet)")
+    if settings.resolved_doc_source != "context7":
+        off.append("Context7 (CONTEXT7_API_KEY not set; DOC_SOURCE=context7 uses it without a key)")
+    if settings.voyage_api_key is None:
+        off.append("Voyage embeddings and reranking (VOYAGE_API_KEY not set)")
+    doc_source, embeddings = services.documentation.describe()
+    if services.mcp is not None:
+        off += [f"MCP server {s.name} ({s.detail})" for s in services.mcp.statuses() if s.state == "off"]
     return [
         ("database", services.database.display_url),
         ("chat model", f"{model.provider} / {model.name}"),
         ("summariser", services.summariser.name),
-        ("doc source", "none"),
-        ("embeddings", "none"),
-        ("MCP servers", "none"),
+        ("doc source", doc_source),
+        ("embeddings", embeddings),
+        ("MCP servers", services.mcp.summary() if services.mcp is not None else "none"),
         ("tools", ", ".join(services.registry.names) or "none"),
         ("web UI", str(services.web_ui) if services.web_ui else "not built (run `make serve` with Node.js and npm)"),
         (

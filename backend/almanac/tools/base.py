@@ -22,6 +22,11 @@ class ToolError(Exception):
     """An expected tool failure; its message is shown to the model as an error result."""
 
 
+class ToolUnavailable(ToolError):
+    """The tool could not run at all (e.g. its server is down or died mid-call): an error result
+    the model sees, and the call is not charged."""
+
+
 @dataclass(frozen=True)
 class ToolContext:
     """Who is calling and where the result will be stored."""
@@ -45,6 +50,9 @@ class ToolOutput:
 
 @runtime_checkable
 class Tool(Protocol):
+    """A tool. It may also define `timeout_s: float | None`: its own time limit, replacing
+    TOOL_TIMEOUT_S (tools that wait on slow upstreams, or MCP servers with their own limits)."""
+
     name: str
     description: str
     input_schema: Mapping[str, Any]

@@ -15,7 +15,7 @@ from typing import Any
 from jsonschema import Draft202012Validator
 
 from almanac.llm.messages import ToolUseBlock
-from almanac.tools.base import Tool, ToolContext, ToolError
+from almanac.tools.base import Tool, ToolContext, ToolError, ToolUnavailable
 from almanac.tools.registry import ToolRegistry
 
 log = logging.getLogger(__name__)
@@ -28,6 +28,7 @@ class ToolStatus(StrEnum):
     UNKNOWN_TOOL = "unknown_tool"
     NOT_RUN = "not_run"  # e.g. the balance could not cover it
     TIMEOUT = "timeout"
+    UNAVAILABLE = "unavailable"  # the tool could not run (its server is down)
     CRASHED = "crashed"
     CANCELLED = "cancelled"
 
@@ -94,6 +95,8 @@ async def run_call(tool: Tool, call: ToolUseBlock, context: ToolContext, *, time
         return ToolOutcome(
             f"{call.name} timed out after {timeout_s:g} s and was stopped.", ToolStatus.TIMEOUT, elapsed()
         )
+    except ToolUnavailable as exc:
+        return ToolOutcome(f"{call.name} is unavailable: {exc}", ToolStatus.UNAVAILABLE, elapsed())
     except ToolError as exc:
         return ToolOutcome(f"{call.name} failed: {exc}", ToolStatus.ERROR, elapsed())
     except asyncio.CancelledError:

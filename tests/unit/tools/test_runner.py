@@ -6,7 +6,7 @@ from typing import Any
 
 from almanac.billing.pricing import BillingCategory
 from almanac.llm.messages import ToolUseBlock
-from almanac.tools.base import ToolContext, ToolError, ToolOutput
+from almanac.tools.base import ToolContext, ToolError, ToolOutput, ToolUnavailable
 from almanac.tools.registry import ToolRegistry
 from almanac.tools.runner import ToolStatus, check_call, run_call
 
@@ -18,7 +18,7 @@ class Behaving:
     description = "Does what its input says."
     input_schema: Mapping[str, Any] = {
         "type": "object",
-        "properties": {"mode": {"enum": ["ok", "error", "raise", "crash", "sleep"]}, "n": {"type": "integer"}},
+        "properties": {"mode": {"enum": ["ok", "error", "raise", "crash", "sleep", "down"]}, "n": {"type": "integer"}},
         "required": ["mode"],
         "additionalProperties": False,
     }
@@ -32,6 +32,8 @@ class Behaving:
             return ToolOutput("it went wrong", is_error=True)
         if mode == "raise":
             raise ToolError("no such repository")
+        if mode == "down":
+            raise ToolUnavailable("the server is restarting")
         if mode == "crash":
             raise KeyError("secret internals")
         if mode == "sleep":
@@ -79,6 +81,8 @@ async def test_outcomes_of_running_a_call() -> None:
     assert (error.status, error.is_error) == (ToolStatus.ERROR, True)
     raised = await run_call(tool, call({"mode": "raise"}), CONTEXT, timeout_s=5)
     assert (raised.status, raised.content) == (ToolStatus.ERROR, "behaving failed: no such repository")
+    down = await run_call(tool, call({"mode": "down"}), CONTEXT, timeout_s=5)
+    assert (down.status, down.status.billable) == (ToolStatus.UNAVAILABLE, False)
     crashed = await run_call(tool, call({"mode": "crash"}), CONTEXT, timeout_s=5)
     assert crashed.status is ToolStatus.CRASHED and "secret internals" not in crashed.content
 

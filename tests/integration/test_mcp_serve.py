@@ -1,0 +1,68 @@
+"""`almanac serve` starts the MCP servers with the app and stops them with it: the startup table
+names them (and says why the GitHub one is off), the tools are served, and nothing is left behind."""
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+import psutil
+from tests.mcp_servers.harness import make_repository
+
+from almanac.mcp_client.factory import CHECKOUT_CONFIG
+
+
+def free_port() -> int:
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def test_serve_starts_and_stops_the_mcp_servers(tmp_path: Path) -> None:
+    repository = make_repository(tmp_path / "repo")
+    port = free_port()
+    environment = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "OPENAI_", "DATABASE_"))}
+    environment.update(
+        MCP_ENABLED="true",
+        GIT_REPOSITORY=str(repository),
+        MCP_CONFIG=str(CHECKOUT_CONFIG),
+        GITHUB_PERSONAL_ACCESS_TOKEN="ghp_not_a_real_token",
+        DOCKER_HOST="unix:///nonexistent/docker.sock",  # Docker is never usable here, even where it runs
+        DOCS_AUTO_INDEX="false",
+    )
+    process = subprocess.Popen(
+        [sys.executable, "-m", "almanac.cli", "serve", "--port", str(port)],
+        cwd=tmp_path,
+        env=environment,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            assert process.poll() is None, process.stdout.read() if process.stdout else ""
+            try:
+                if httpx.get(f"http://127.0.0.1:{port}/ready", timeout=1).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            assert time.monotonic() < deadline, "server did not become ready"
+            time.sleep(0.2)
+        children = psutil.Process(process.pid).children(recursive=True)
+        assert any("mcp_server_git" in " ".join(child.cmdline()) for child in children)
+        key = (tmp_path / "data" / "local-api-key").read_text().strip()
+        tools = httpx.get(f"http://127.0.0.1:{port}/api/tools", headers={"Authorization": f"Bearer {key}"}).json()
+        assert {"git__git_log", "git__git_show"} <= {tool["name"] for tool in tools["data"]}
+    finally:
+        process.send_signal(signal.SIGINT)
+        log, _ = process.communicate(timeout=30)
+    assert "MCP servers  git (7 tools)" in log
+    assert "MCP server github (Docker is not usable:" in log
+    assert "ghp_not_a_real_token" not in log
+    assert not [child for child in children if child.is_running() and child.status() != psutil.STATUS_ZOMBIE]
