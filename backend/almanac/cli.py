@@ -14,6 +14,7 @@ import argparse
 import asyncio
 import logging
 import sys
+import time
 from collections.abc import Awaitable, Callable, Sequence
 from typing import TypeVar
 
@@ -74,6 +75,12 @@ def _parser() -> argparse.ArgumentParser:
     key.add_argument("--name", default="")
     key.set_defaults(handler=_keys_create)
 
+    docs = commands.add_parser("docs", help="documentation retrieval").add_subparsers(required=True, metavar="action")
+    index = docs.add_parser("index", help="build or refresh the local documentation index")
+    index.add_argument("--force", action="store_true", help="rebuild even if nothing changed")
+    index.add_argument("--no-embeddings", action="store_true", help="BM25 only (fast; no vector search)")
+    index.set_defaults(handler=_docs_index)
+
     credits = commands.add_parser("credits", help="manage credits").add_subparsers(required=True, metavar="action")
     grant = credits.add_parser("grant", help="add never-expiring credits")
     grant.add_argument("--email", required=True)
@@ -111,6 +118,34 @@ def _serve(settings: Settings, args: argparse.Namespace) -> int:
     uvicorn.run(
         create_app(settings), host=host, port=port, log_level=settings.log_level.lower(), timeout_graceful_shutdown=15
     )
+    return 0
+
+
+def _docs_index(settings: Settings, args: argparse.Namespace) -> int:
+    from almanac.main import doc_config
+    from almanac.rag.documentation import build_embedder
+    from almanac.rag.local_index import build_local_index
+
+    config = doc_config(settings)
+    started = time.monotonic()
+    last = [0.0]
+
+    def progress(stage: str, done: int, total: int) -> None:
+        now = time.monotonic()
+        if now - last[0] >= 1 or done == total:
+            last[0] = now
+            count = f" {done:,}/{total:,}" if total else ""
+            print(f"[{now - started:6.1f} s] {stage}{count}", file=sys.stderr, flush=True)
+
+    async def index(db: Database) -> tuple[bool, int]:
+        embedder = None if args.no_embeddings else build_embedder(config, db)
+        return await build_local_index(db, config.inputs, embedder, force=args.force, progress=progress)
+
+    rebuilt, chunks = _with_database(settings, index)
+    if rebuilt:
+        print(f"local documentation index built: {chunks:,} chunks in {time.monotonic() - started:.0f} s")
+    else:
+        print("local documentation index is up to date (use --force to rebuild)")
     return 0
 
 

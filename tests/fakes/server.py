@@ -14,7 +14,9 @@ class ServerThread:
     """`with ServerThread(app) as server: server.url` — a real HTTP server for the block's duration."""
 
     def __init__(self, app: Any, *, host: str = "127.0.0.1") -> None:
-        self._config = uvicorn.Config(app, host=host, port=0, log_level="warning", lifespan="on")
+        self._config = uvicorn.Config(
+            app, host=host, port=0, log_level="warning", lifespan="on", timeout_graceful_shutdown=1
+        )
         self._server = uvicorn.Server(self._config)
         self._thread = threading.Thread(target=self._run, daemon=True)
         self.port = 0

@@ -64,8 +64,13 @@ def test_invalid_settings_stop_startup_naming_the_variable(tmp_path: Path, env: 
 def test_serve_on_embedded_defaults_and_restart(tmp_path: Path) -> None:
     port = free_port()
 
+    (tmp_path / "docs" / "ops").mkdir(parents=True)
+    (tmp_path / "docs" / "ops" / "backups.md").write_text("# Backups\n\nRun pg_dump nightly and keep 7 copies.")
+
     def start() -> subprocess.Popen[str]:
         environment = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "OPENAI_", "DATABASE_"))}
+        # The local doc index is built in the background on first start; keep it small here.
+        environment.update(DOCS_INCLUDE_PACKAGES="false", DOCS_INCLUDE_STDLIB="false", EMBEDDINGS="none")
         return subprocess.Popen(
             [*ALMANAC, "serve", "--port", str(port)],
             cwd=tmp_path,
@@ -101,6 +106,18 @@ def test_serve_on_embedded_defaults_and_restart(tmp_path: Path) -> None:
         reply = httpx.post(f"http://127.0.0.1:{port}/api/chat", json={"message": "hello"}, headers=headers, timeout=30)
         assert reply.status_code == 200 and reply.json()["credits_remaining"] == 45
         conversation = reply.json()["conversation_id"]
+        deadline = time.monotonic() + 30
+        while True:  # the background index build finishes within seconds for one file
+            answer = httpx.post(
+                f"http://127.0.0.1:{port}/api/chat",
+                headers=headers,
+                timeout=30,
+                json={"message": "How do I keep backups in ops?"},
+            ).json()
+            if "pg_dump nightly" in answer["response"] or time.monotonic() > deadline:
+                break
+            time.sleep(0.5)
+        assert answer["tools_used"] == ["retrieve_documentation"] and "pg_dump nightly" in answer["response"]
     finally:
         log = stop(first)
     assert "chat model   offline / almanac-offline" in log and "database" in log
@@ -111,7 +128,19 @@ def test_serve_on_embedded_defaults_and_restart(tmp_path: Path) -> None:
         wait_ready(second)
         detail = httpx.get(f"http://127.0.0.1:{port}/api/conversations/{conversation}", headers=headers, timeout=10)
         assert [item["id"] for item in detail.json()["full"]] == ["q1", "q1-r"]
-        assert httpx.get(f"http://127.0.0.1:{port}/api/credits", headers=headers).json()["balance"] == 45
+        assert httpx.get(f"http://127.0.0.1:{port}/api/credits", headers=headers).json()["balance"] < 45
     finally:
         log = stop(second)
     assert "created the local user" not in log
+
+
+def test_docs_index_builds_then_finds_nothing_to_do(tmp_path: Path) -> None:
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "guide.md").write_text("# Guide\n\nHow to deploy.\n\n## Backups\n\nNightly.")
+    env = {"DOCS_INCLUDE_PACKAGES": "false", "DOCS_INCLUDE_STDLIB": "false"}
+    built = run(["docs", "index", "--no-embeddings"], tmp_path, **env)
+    assert built.returncode == 0, built.stderr
+    assert "local documentation index built: 2 chunks" in built.stdout
+    assert "BM25 index built" in built.stderr
+    again = run(["docs", "index", "--no-embeddings"], tmp_path, **env)
+    assert "up to date" in again.stdout

@@ -177,6 +177,7 @@ class ChatRun:
         admissions: list[Admission] = []
         documentation_refused = False
         for (call, tool, item_id), price in zip(calls, prices, strict=True):
+            full_price = tool_call_cost(tool.billing, documentation_charged=False)
             is_documentation = tool.billing is BillingCategory.DOCUMENTATION
             if price and item_id in charges:
                 if is_documentation:
@@ -192,7 +193,7 @@ class ChatRun:
                         False,
                         0,
                         (
-                            f"Not run: {call.name} costs {price or tool_call_cost(tool.billing, documentation_charged=False)} "
+                            f"Not run: {call.name} costs {price or full_price} "
                             f"credits and the user's balance is {shown}. "
                             "Answer with what you already have, and mention that credits ran out."
                         ),

@@ -144,9 +144,8 @@ class TurnLoop:
                 if not admission.allowed:
                     refused.append((entry, ToolOutcome(admission.reason, ToolStatus.NOT_RUN), admission))
                     continue
-                task = asyncio.create_task(
-                    run_call(tool, entry.call, entry.context, timeout_s=self.limits.tool_timeout_s)
-                )
+                timeout = getattr(tool, "timeout_s", None) or self.limits.tool_timeout_s
+                task = asyncio.create_task(run_call(tool, entry.call, entry.context, timeout_s=timeout))
                 running[task] = (entry, admission)
             refused.sort(key=lambda r: calls.index(r[0]))
             for entry, outcome, admission in refused:

@@ -67,7 +67,7 @@ class ModelRequest:
     tools: tuple[ToolSpec, ...] = ()
     max_tokens: int = 4096
     tool_choice: Literal["auto", "none"] = "auto"
-    purpose: Literal["chat", "summary"] = "chat"
+    purpose: Literal["chat", "summary", "utility"] = "chat"
 
 
 @dataclass(frozen=True)

@@ -18,6 +18,7 @@ from sqlalchemy import (
     ForeignKey,
     Index,
     Integer,
+    LargeBinary,
     String,
     Text,
     TypeDecorator,
@@ -165,3 +166,69 @@ class HistoryItem(Base):
     duration_ms: Mapped[int | None] = mapped_column(Integer, default=None)
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
     updated_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+
+class DocCacheEntry(Base):
+    """A cached doc-source response (e.g. a Context7 search or context call), valid until `expires_at`."""
+
+    __tablename__ = "doc_cache"
+
+    key: Mapped[str] = mapped_column(String(64), primary_key=True)
+    source: Mapped[str] = mapped_column(String(20))
+    status: Mapped[int] = mapped_column(Integer)
+    body: Mapped[str] = mapped_column(Text)
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    expires_at: Mapped[datetime] = mapped_column()
+
+
+class CachedEmbedding(Base):
+    """One embedding (float32 bytes) per (model, SHA-256 of the text): a chunk is embedded once."""
+
+    __tablename__ = "embedding_cache"
+
+    model_id: Mapped[str] = mapped_column(String(100), primary_key=True)
+    content_hash: Mapped[str] = mapped_column(String(64), primary_key=True)
+    vector: Mapped[bytes] = mapped_column(LargeBinary)
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+
+class DocLibrary(Base):
+    """A library of the local doc source: an installed distribution or a docs folder."""
+
+    __tablename__ = "doc_libraries"
+
+    id: Mapped[str] = mapped_column(String(200), primary_key=True)
+    title: Mapped[str] = mapped_column(String(200))
+    description: Mapped[str] = mapped_column(Text, default="")
+    kind: Mapped[str] = mapped_column(String(20))
+    version: Mapped[str] = mapped_column(String(50), default="")
+    chunk_count: Mapped[int] = mapped_column(Integer, default=0)
+
+
+class DocChunk(Base):
+    """A chunk of the local doc index; `seq` order is the order of the index's rows."""
+
+    __tablename__ = "doc_chunks"
+    __table_args__ = (Index("ix_doc_chunks_library", "library_id"),)
+
+    seq: Mapped[int] = mapped_column(BigId, primary_key=True, autoincrement=True)
+    library_id: Mapped[str] = mapped_column(String(200))
+    position: Mapped[int] = mapped_column(Integer)
+    title: Mapped[str] = mapped_column(Text, default="")
+    source_url: Mapped[str | None] = mapped_column(Text, default=None)
+    text: Mapped[str] = mapped_column(Text)
+    content_hash: Mapped[str] = mapped_column(String(64))
+
+
+class DocIndex(Base):
+    """The serialised local index: BM25 statistics and the embedding matrix, aligned with `doc_chunks`."""
+
+    __tablename__ = "doc_index"
+
+    name: Mapped[str] = mapped_column(String(50), primary_key=True)
+    built_at: Mapped[datetime] = mapped_column(default=utcnow)
+    chunk_count: Mapped[int] = mapped_column(Integer)
+    fingerprint: Mapped[str] = mapped_column(String(64))
+    model_id: Mapped[str | None] = mapped_column(String(100), default=None)
+    bm25: Mapped[bytes] = mapped_column(LargeBinary)
+    vectors: Mapped[bytes | None] = mapped_column(LargeBinary, default=None)

@@ -48,6 +48,20 @@ def full_context_rule(situation: Situation) -> list[PlannedCall]:
     return full_context_calls(situation.query, situation.items, situation.query_number)
 
 
+_DOC_QUESTION = re.compile(
+    r"\b(docs?|documentation|how (do|can|should|would) (i|you|we)|how to|examples?|usage|api reference|"
+    r"what does|configure|configuration|parameters?|arguments?|signature|install)\b",
+    re.I,
+)
+
+
+def documentation_rule(situation: Situation) -> list[PlannedCall]:
+    """A documentation question → `retrieve_documentation` with the question."""
+    if "retrieve_documentation" not in situation.tool_names or not _DOC_QUESTION.search(situation.query):
+        return []
+    return [PlannedCall("retrieve_documentation", {"query": situation.query})]
+
+
 class OfflineModel:
     """A rule-based stand-in for a language model."""
 
@@ -56,7 +70,9 @@ class OfflineModel:
     supports_tools = True
     supports_streaming = True
 
-    def __init__(self, *, token_delay_s: float = 0.0, rules: Sequence[IntentRule] = (full_context_rule,)) -> None:
+    def __init__(
+        self, *, token_delay_s: float = 0.0, rules: Sequence[IntentRule] = (full_context_rule, documentation_rule)
+    ) -> None:
         self._delay = token_delay_s
         self.rules: list[IntentRule] = list(rules)
 
@@ -163,15 +179,24 @@ def _quote(text: str) -> str:
 
 _LONG = re.compile(r"\b(long|detailed|in detail|in depth|essay|tour)\b", re.I)
 _TOUR = [
-    ("Conversation memory", "Every query, tool result and answer is stored twice: verbatim in the full track and "
-     "summarised in the summarised track. Items carry IDs such as `q3`, `q3-t1` and `q3-r`; summaries are "
-     "`q3-t1-sum` and `q3-r-sum` and point back with a `ref`. Later queries see the summaries, and the model can "
-     "fetch any original with `retrieve_full_context`."),
-    ("The turn loop", "A query may take up to fifteen model turns. All tool calls of one turn run at the same time, "
-     "each under its own timeout, and a failing tool becomes an error result the model can read instead of a "
-     "crash. When the turns run out, the model is asked once more, without tools, for its best answer."),
-    ("Credits", "A query costs five credits, documentation lookups ten more (once per query), GitHub tools three "
-     "each and other tools two each. The free plan renews fifty credits every UTC day; credit packs never expire."),
+    (
+        "Conversation memory",
+        "Every query, tool result and answer is stored twice: verbatim in the full track and "
+        "summarised in the summarised track. Items carry IDs such as `q3`, `q3-t1` and `q3-r`; summaries are "
+        "`q3-t1-sum` and `q3-r-sum` and point back with a `ref`. Later queries see the summaries, and the model can "
+        "fetch any original with `retrieve_full_context`.",
+    ),
+    (
+        "The turn loop",
+        "A query may take up to fifteen model turns. All tool calls of one turn run at the same time, "
+        "each under its own timeout, and a failing tool becomes an error result the model can read instead of a "
+        "crash. When the turns run out, the model is asked once more, without tools, for its best answer.",
+    ),
+    (
+        "Credits",
+        "A query costs five credits, documentation lookups ten more (once per query), GitHub tools three "
+        "each and other tools two each. The free plan renews fifty credits every UTC day; credit packs never expire.",
+    ),
 ]
 
 
@@ -182,8 +207,13 @@ def _long_answer(query: str) -> str:
         for title, text in _TOUR:
             parts += [f"## {title} ({round_number})", "", text, ""]
         parts += ["```python", f"# round {round_number}", "ids = [f'q{n}-r' for n in range(1, 4)]", "```", ""]
-    parts += ["| item | meaning |", "|---|---|", "| `q1` | a query |", "| `q1-t1` | its first tool result |",
-              "| `q1-r` | its answer |"]
+    parts += [
+        "| item | meaning |",
+        "|---|---|",
+        "| `q1` | a query |",
+        "| `q1-t1` | its first tool result |",
+        "| `q1-r` | its answer |",
+    ]
     return "\n".join(parts)
 
 
@@ -191,11 +221,11 @@ def _direct_answer(query: str, request: ModelRequest) -> str:
     if _LONG.search(query):
         return _long_answer(query)
     tools = sorted(spec.name for spec in request.tools)
-    abilities = (
-        ["fetch the full text of an earlier item, e.g. “show me the full answer from q1”"]
-        if "retrieve_full_context" in tools
-        else []
-    )
+    abilities = []
+    if "retrieve_full_context" in tools:
+        abilities.append("fetch the full text of an earlier item, e.g. “show me the full answer from q1”")
+    if "retrieve_documentation" in tools:
+        abilities.append("look things up in documentation, e.g. “how do I use asyncio.TaskGroup?”")
     quoted = "\n".join("> " + line for line in query.strip().splitlines()[:40]) or "> (empty)"
     lines = [
         "I'm Almanac's built-in **offline model**: no language model is configured here, so I cannot "

@@ -1,0 +1,249 @@
+"""Collect the local documentation: Markdown / reStructuredText / text files under configured
+folders, the documentation of installed Python distributions (the README in their metadata, and
+the docstrings and signatures of their public modules, read with `ast` — never imported), and,
+optionally, the standard library's modules the same way."""
+
+from __future__ import annotations
+
+import ast
+import importlib.metadata as metadata
+import importlib.util
+import logging
+import re
+import sys
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from email.message import Message
+from pathlib import Path
+from typing import cast
+
+from almanac.rag.chunking import Format
+
+log = logging.getLogger(__name__)
+DOC_SUFFIXES = {".md": "markdown", ".markdown": "markdown", ".rst": "rst", ".txt": "text"}
+SKIP_PARTS = {"tests", "test", "testing", "_vendor", "vendor", "vendored", "examples", "benchmarks", "docs_src"}
+STDLIB_SKIP = {
+    "test",
+    "idlelib",
+    "tkinter",
+    "turtledemo",
+    "lib2to3",
+    "ensurepip",
+    "pydoc_data",
+    "antigravity",
+    "this",
+    "turtle",
+    "xxlimited",
+    "xxsubtype",
+    "msilib",
+    "venv",
+    "encodings",
+}
+MAX_MODULES = 400
+MAX_FILE_BYTES = 600_000
+
+
+@dataclass(frozen=True)
+class Library:
+    id: str
+    title: str
+    description: str
+    kind: str  # "package", "stdlib" or "folder"
+    version: str
+    url: str | None
+
+
+@dataclass(frozen=True)
+class Document:
+    library_id: str
+    title: str
+    text: str
+    fmt: Format  # markdown, rst or text
+    source_url: str | None
+
+
+def normalise(name: str) -> str:
+    """PEP 503 normalisation: `Foo_Bar.baz` → `foo-bar-baz`."""
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+# --- folders -------------------------------------------------------------------------------------
+
+
+def folder_documents(folder: Path) -> tuple[list[Library], list[Document]]:
+    """A docs folder as libraries: each immediate subfolder is one (`/local/<name>`), and files
+    directly inside form a library named after the folder itself."""
+    libraries: list[Library] = []
+    documents: list[Document] = []
+    if not folder.is_dir():
+        return libraries, documents
+    groups: dict[str, list[Path]] = {}
+    for path in sorted(folder.rglob("*")):
+        if path.is_file() and path.suffix.lower() in DOC_SUFFIXES and not any(p.startswith(".") for p in path.parts):
+            relative = path.relative_to(folder)
+            group = relative.parts[0] if len(relative.parts) > 1 else folder.name
+            groups.setdefault(group, []).append(path)
+    for group, paths in groups.items():
+        library_id = f"/local/{normalise(group)}"
+        libraries.append(Library(library_id, group, f"Documents under {folder / group}", "folder", "", None))
+        for path in paths:
+            text = _read(path)
+            if text:
+                fmt = cast(Format, DOC_SUFFIXES[path.suffix.lower()])
+                documents.append(Document(library_id, path.stem, text, fmt, str(path.relative_to(folder.parent))))
+    return libraries, documents
+
+
+# --- installed distributions -------------------------------------------------------------------
+
+
+def distribution_documents(names: Iterable[str] | None = None) -> Iterator[tuple[Library, list[Document]]]:
+    """Each installed distribution (or only those named) as a library with its documents."""
+    wanted = {normalise(n) for n in names} if names is not None else None
+    seen: set[str] = set()
+    for dist in sorted(metadata.distributions(), key=lambda d: normalise(_meta(d).get("Name") or "")):
+        meta = _meta(dist)
+        name = meta.get("Name") or ""
+        key = normalise(name)
+        if not name or key in seen or (wanted is not None and key not in wanted):
+            continue
+        seen.add(key)
+        url = _project_url(dist)
+        library = Library(f"/pypi/{key}", name, (meta.get("Summary") or "")[:500], "package", dist.version or "", url)
+        documents = []
+        readme = meta.get("Description") or meta.get_payload() or ""
+        if isinstance(readme, str) and readme.strip():
+            fmt: Format = "rst" if "rst" in (meta.get("Description-Content-Type") or "") else "markdown"
+            documents.append(Document(library.id, f"{name} README", readme, fmt, url))
+        modules = 0
+        # Shallow modules first: a package's public surface matters more than its internals.
+        for file in sorted(dist.files or (), key=lambda f: (len(f.parts), str(f))):
+            if modules >= MAX_MODULES:
+                break
+            module = _module_name(file.parts)
+            if module is None:
+                continue
+            text = _read(Path(str(dist.locate_file(file))))
+            doc = module_markdown(text, module) if text else ""
+            if doc:
+                modules += 1
+                documents.append(Document(library.id, module, doc, "markdown", url))
+        yield library, documents
+
+
+def _meta(dist: metadata.Distribution) -> Message:
+    """A distribution's metadata as the e-mail message it is (typed loosely by importlib)."""
+    return dist.metadata  # type: ignore[return-value]
+
+
+def _project_url(dist: metadata.Distribution) -> str:
+    meta = _meta(dist)
+    urls = {}
+    for entry in meta.get_all("Project-URL") or []:
+        label, _, value = entry.partition(",")
+        urls[label.strip().lower()] = value.strip()
+    for label in ("documentation", "docs", "homepage", "home", "source", "repository"):
+        if urls.get(label, "").startswith("http"):
+            return urls[label]
+    home = meta.get("Home-page") or ""
+    name = normalise(meta.get("Name") or "")
+    return home if home.startswith("http") else f"https://pypi.org/project/{name}/"
+
+
+def _module_name(parts: tuple[str, ...]) -> str | None:
+    if not parts or not parts[-1].endswith(".py") or ".." in parts or parts[0].endswith((".dist-info", ".data")):
+        return None
+    names = [*parts[:-1], parts[-1][:-3]]
+    if names[-1] == "__init__":
+        names = names[:-1]
+    if not names or any(n.startswith("_") or n in SKIP_PARTS or not n.isidentifier() for n in names):
+        return None
+    return ".".join(names)
+
+
+# --- the standard library ------------------------------------------------------------------------
+
+
+def stdlib_documents() -> Iterator[tuple[Library, list[Document]]]:
+    """Public standard-library modules with Python sources, one library each."""
+    version = f"{sys.version_info.major}.{sys.version_info.minor}"
+    for name in sorted(sys.stdlib_module_names):
+        if name.startswith("_") or name in STDLIB_SKIP:
+            continue
+        try:
+            spec = importlib.util.find_spec(name)
+        except (ImportError, ValueError):
+            continue
+        if spec is None or not spec.origin or not spec.origin.endswith(".py"):
+            continue
+        url = f"https://docs.python.org/{version}/library/{name}.html"
+        origin = Path(spec.origin)
+        files = [origin] if origin.name != "__init__.py" else sorted(origin.parent.rglob("*.py"))[:MAX_MODULES]
+        documents = []
+        for path in files:
+            relative = path.relative_to(origin.parent.parent if origin.name == "__init__.py" else origin.parent)
+            module = _module_name(relative.parts)
+            text = _read(path) if module else ""
+            doc = module_markdown(text, module) if text and module else ""
+            if doc:
+                documents.append(Document(f"/python/{name}", module or name, doc, "markdown", url))
+        if documents:
+            summary = (documents[0].text.split("\n\n")[1] if "\n\n" in documents[0].text else "")[:300]
+            yield Library(f"/python/{name}", name, summary, "stdlib", version, url), documents
+
+
+# --- docstrings and signatures -------------------------------------------------------------------
+
+
+def module_markdown(source: str, module: str) -> str:
+    """The public API of a module as Markdown: its docstring, then each public class (with its
+    public methods) and function: signature and docstring. Empty if there is nothing to say."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return ""
+    parts = [f"# Module `{module}`"]
+    docstring = ast.get_docstring(tree)
+    if docstring:
+        parts.append(docstring.strip())
+    found = bool(docstring)
+    for node in tree.body:
+        if isinstance(node, ast.ClassDef) and not node.name.startswith("_"):
+            found = True
+            parts.append(_class_markdown(node, module))
+        elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and not node.name.startswith("_"):
+            found = True
+            parts.append(_function_markdown(node, module, level=2))
+    return "\n\n".join(parts) if found else ""
+
+
+def _class_markdown(node: ast.ClassDef, module: str) -> str:
+    bases = ", ".join(ast.unparse(base) for base in node.bases)
+    parts = [f"## class `{module}.{node.name}{f'({bases})' if bases else ''}`"]
+    docstring = ast.get_docstring(node)
+    if docstring:
+        parts.append(docstring.strip())
+    for item in node.body:
+        if isinstance(item, ast.FunctionDef | ast.AsyncFunctionDef) and (
+            not item.name.startswith("_") or item.name == "__init__"
+        ):
+            parts.append(_function_markdown(item, f"{module}.{node.name}", level=3))
+    return "\n\n".join(parts)
+
+
+def _function_markdown(node: ast.FunctionDef | ast.AsyncFunctionDef, owner: str, *, level: int) -> str:
+    prefix = "async " if isinstance(node, ast.AsyncFunctionDef) else ""
+    returns = f" -> {ast.unparse(node.returns)}" if node.returns else ""
+    signature = f"{prefix}{owner}.{node.name}({ast.unparse(node.args)}){returns}"
+    docstring = ast.get_docstring(node)
+    heading = f"{'#' * level} `{signature}`"
+    return f"{heading}\n\n{docstring.strip()}" if docstring else heading
+
+
+def _read(path: Path) -> str:
+    try:
+        if path.stat().st_size > MAX_FILE_BYTES:
+            return ""
+        return path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return ""

@@ -1,0 +1,115 @@
+"""Step 2 of the pipeline: pick the library among the candidates a doc source found.
+
+Offline (and as the fallback): the best lexical match of the requested name, then trust score
+and snippet count. With a chat model: the model chooses among the top candidates by title,
+description, trust score and snippet count; an answer naming no candidate falls back to rules.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import re
+from collections.abc import Sequence
+from typing import Protocol
+
+from almanac.llm.base import Model, ModelError, complete
+from almanac.llm.messages import Message, ModelRequest
+from almanac.rag.sources.base import LibraryInfo
+
+log = logging.getLogger(__name__)
+_FILLER = {"python", "py", "library", "lib", "package", "framework", "docs", "documentation", "sdk", "api", "the"}
+
+
+def normalise_name(name: str) -> str:
+    """Lower-case, separators unified, filler words dropped: `The FastAPI library` → `fastapi`."""
+    words = [w for w in re.split(r"[\s_.\-/]+", name.lower()) if w and w not in _FILLER]
+    return "-".join(words)
+
+
+def name_match(name: str, library: LibraryInfo) -> float:
+    """How well a requested name matches a library: 3 exact, 2 prefix, 1 contained, 0.5 word overlap."""
+    wanted = normalise_name(name.split("@")[0])
+    if not wanted:
+        return 0.0
+    tail = normalise_name(library.id.rstrip("/").split("/")[-1].split("@")[0])
+    title = normalise_name(library.title)
+    best = 0.0
+    for candidate in {tail, title}:
+        if not candidate:
+            continue
+        if candidate == wanted:
+            best = max(best, 3.0)
+        elif candidate.startswith(wanted + "-") or wanted.startswith(candidate + "-"):
+            best = max(best, 2.0)
+        elif wanted in candidate:
+            best = max(best, 1.0)
+    if best == 0.0 and set(wanted.split("-")) & set(normalise_name(library.description).split("-")):
+        best = 0.5
+    return best
+
+
+def rank_libraries(name: str, candidates: Sequence[LibraryInfo]) -> list[LibraryInfo]:
+    """Candidates that match `name` at all, best first (match, trust, snippets, shorter id)."""
+    scored = [(name_match(name, c), c) for c in candidates]
+    ranked = sorted(
+        (pair for pair in scored if pair[0] > 0),
+        key=lambda pair: (-pair[0], -pair[1].trust_score, -math.log1p(pair[1].snippets), len(pair[1].id)),
+    )
+    return [library for _, library in ranked]
+
+
+class LibrarySelector(Protocol):
+    async def choose(self, query: str, name: str, candidates: Sequence[LibraryInfo]) -> LibraryInfo:
+        """The best candidate (candidates is never empty)."""
+        ...
+
+
+class RuleSelector:
+    async def choose(self, query: str, name: str, candidates: Sequence[LibraryInfo]) -> LibraryInfo:
+        ranked = rank_libraries(name, candidates)
+        if ranked:
+            return ranked[0]
+        return max(candidates, key=lambda c: (c.trust_score, math.log1p(c.snippets)))
+
+
+class ModelSelector:
+    """Lets the chat model choose among the top candidates."""
+
+    def __init__(self, model: Model, *, shortlist: int = 6) -> None:
+        self.model = model
+        self.shortlist = shortlist
+        self._rules = RuleSelector()
+
+    async def choose(self, query: str, name: str, candidates: Sequence[LibraryInfo]) -> LibraryInfo:
+        if len(candidates) == 1:
+            return candidates[0]
+        shortlist = list(candidates[: self.shortlist])
+        lines = [
+            f"- {c.id} | {c.title} | trust {c.trust_score:g}/10 | {c.snippets} snippets | {c.description[:200]}"
+            for c in shortlist
+        ]
+        prompt = (
+            f"A developer asked: {query[:1500]}\nThe library they mean is probably named '{name}'.\n"
+            "Candidates (id | title | trust | snippets | description):\n"
+            + "\n".join(lines)
+            + "\n\nReply with only the id of the best candidate."
+        )
+        try:
+            response = await complete(
+                self.model,
+                ModelRequest(
+                    "You pick software libraries. Reply with one candidate id and nothing else.",
+                    (Message.user(prompt),),
+                    max_tokens=60,
+                    purpose="utility",
+                ),
+            )
+        except ModelError:
+            log.warning("library choice by the model failed; using rules")
+            return await self._rules.choose(query, name, candidates)
+        answer = response.text
+        for candidate in sorted(shortlist, key=lambda c: -len(c.id)):
+            if candidate.id in answer:
+                return candidate
+        return await self._rules.choose(query, name, candidates)

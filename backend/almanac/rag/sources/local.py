@@ -1,0 +1,105 @@
+"""The local doc source: the index built by `almanac docs index` (folders under DOCS_PATHS, the
+documentation of installed Python distributions, the standard library), loaded in memory."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from almanac.rag.chunking import Chunk
+from almanac.rag.embeddings.base import Embedder
+from almanac.rag.hybrid import HybridConfig
+from almanac.rag.local_index import LocalIndex, search_local
+from almanac.rag.retriever import Hit
+from almanac.rag.select import rank_libraries
+from almanac.rag.sources.base import LibraryInfo, LibraryNotFound, SourceUnavailable
+
+EVERYTHING = "/local/*"  # the whole index, when no library matches
+LOCAL_TRUST = 7.0
+
+
+@dataclass
+class LocalCorpus:
+    library: LibraryInfo
+    chunks: Sequence[Chunk]
+    index: LocalIndex
+    embedder: Embedder | None
+    config: HybridConfig
+
+    async def search(self, query: str, k: int) -> list[Hit]:
+        restrict = None if self.library.id == EVERYTHING else self.library.id
+        return await search_local(self.index, self.embedder, query, library=restrict, config=self.config, k=k)
+
+
+class LocalSource:
+    name = "local"
+
+    def __init__(
+        self,
+        *,
+        index: Callable[[], LocalIndex | None],
+        embedder: Embedder | None,
+        config: HybridConfig | None = None,
+        missing: Callable[[], str] = lambda: "run `almanac docs index` to build it",
+    ) -> None:
+        self._index = index
+        self._embedder = embedder
+        self._config = config or HybridConfig()
+        self._missing = missing
+
+    def names(self) -> list[str]:
+        """Every library title and ID tail the index knows (for offline query parsing)."""
+        index = self._index()
+        if index is None:
+            return []
+        return [name for lib in index.libraries.values() for name in (lib.title, lib.id.rsplit("/", 1)[-1])]
+
+    def _loaded(self) -> LocalIndex:
+        index = self._index()
+        if index is None:
+            raise SourceUnavailable(f"The local documentation index is not available yet ({self._missing()}).")
+        return index
+
+    async def libraries(self, name: str, query: str) -> list[LibraryInfo]:
+        index = self._loaded()
+        infos = [
+            LibraryInfo(
+                lib.id,
+                lib.title,
+                lib.description,
+                LOCAL_TRUST,
+                len(index.rows_of.get(lib.id, ())),
+                (lib.version,) if lib.version else (),
+                "local",
+            )
+            for lib in index.libraries.values()
+        ]
+        return rank_libraries(name, infos)[:10]
+
+    async def corpus(self, library: LibraryInfo, topic: str) -> LocalCorpus:
+        index = self._loaded()
+        base = library.id.split("@")[0]
+        if base != EVERYTHING and base not in index.libraries:
+            raise LibraryNotFound(f"{library.id} is not in the local documentation index.")
+        return LocalCorpus(
+            library
+            if base == library.id
+            else LibraryInfo(
+                base,
+                library.title,
+                library.description,
+                library.trust_score,
+                library.snippets,
+                library.versions,
+                "local",
+            ),
+            index.chunks,
+            index,
+            self._embedder,
+            self._config,
+        )
+
+    def everything(self) -> LibraryInfo:
+        """A pseudo-library standing for the whole local index."""
+        index = self._loaded()
+        return LibraryInfo(EVERYTHING, "all local documentation", "", LOCAL_TRUST, len(index.chunks), (), "local")

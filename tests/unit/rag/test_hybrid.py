@@ -1,0 +1,121 @@
+"""Specification of rag/hybrid.py: build once, search BM25 and vectors concurrently, fuse."""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import re
+import threading
+from collections.abc import Sequence
+
+import numpy as np
+import pytest
+
+from almanac.rag.embeddings.base import EmbeddingError
+from almanac.rag.hybrid import HybridConfig, HybridIndex, HybridSearcher, fuse
+from almanac.rag.retriever import Hit
+
+DIM = 64
+TEXTS = [
+    "Configure retries with the Retry transport.",
+    "Timeouts are set per request.",
+    "Connection pooling keeps sockets alive between requests.",
+    "Gardening notes about tomatoes.",
+]
+
+
+class HashingEmbedder:
+    """A deterministic bag-of-words embedder: texts sharing words get similar vectors."""
+
+    model_id = "test/hashing"
+    dimension = DIM
+    max_tokens = 256
+
+    def __init__(self, fail: bool = False) -> None:
+        self.fail = fail
+        self.calls: list[tuple[int, str]] = []
+        self.threads: set[int] = set()
+
+    async def embed(self, texts: Sequence[str], *, input_type: str) -> np.ndarray:
+        self.calls.append((len(texts), input_type))
+        self.threads.add(threading.get_ident())
+        if self.fail:
+            raise EmbeddingError("embedding service down")
+        rows = np.zeros((len(texts), DIM), dtype=np.float32)
+        for i, text in enumerate(texts):
+            for word in re.findall(r"\w+", text.lower()):
+                rows[i, int(hashlib.md5(word.encode()).hexdigest(), 16) % DIM] += 1.0
+        norms = np.linalg.norm(rows, axis=1, keepdims=True)
+        return np.divide(rows, norms, out=rows, where=norms > 0)
+
+
+async def test_index_embeds_documents_in_batches_and_records_the_model() -> None:
+    embedder = HashingEmbedder()
+    index = await HybridIndex.build(TEXTS, embedder, batch_size=3)
+    assert embedder.calls == [(3, "document"), (1, "document")]
+    assert index.model_id == "test/hashing"
+    assert index.vectors is not None and len(index.vectors) == len(index.bm25) == 4
+
+
+async def test_search_fuses_both_retrievers_and_embeds_the_query_once() -> None:
+    embedder = HashingEmbedder()
+    index = await HybridIndex.build(TEXTS, embedder)
+    embedder.calls.clear()
+    hits = await HybridSearcher(index, embedder).search("how do retries work with the transport", 2)
+    assert embedder.calls == [(1, "query")]
+    assert [h.index for h in hits][:1] == [0] and len(hits) <= 2
+
+
+async def test_search_degrades_to_bm25_when_the_embedder_fails() -> None:
+    index = await HybridIndex.build(TEXTS, HashingEmbedder())
+    hits = await HybridSearcher(index, HashingEmbedder(fail=True)).search("timeouts per request")
+    assert hits == index.bm25.search("timeouts per request", 30)
+
+
+@pytest.mark.parametrize("embedder", [None, HashingEmbedder()])
+async def test_search_is_bm25_only_without_vectors(embedder: HashingEmbedder | None) -> None:
+    index = await HybridIndex.build(TEXTS, None)
+    assert index.vectors is None and index.model_id is None
+    hits = await HybridSearcher(index, embedder).search("connection pooling")
+    assert hits[0].index == 2 and hits == index.bm25.search("connection pooling", 30)
+
+
+async def test_a_different_embedding_model_is_never_mixed_with_the_index() -> None:
+    index = await HybridIndex.build(TEXTS, HashingEmbedder())
+    other = HashingEmbedder()
+    other.model_id = "another/model"
+    await HybridSearcher(index, other).search("retries")
+    assert other.calls == []
+
+
+async def test_an_empty_index_answers_nothing() -> None:
+    index = await HybridIndex.build([], HashingEmbedder())
+    assert await HybridSearcher(index, HashingEmbedder()).search("anything") == []
+
+
+async def test_bm25_runs_off_the_event_loop() -> None:
+    index = await HybridIndex.build(TEXTS, None)
+    loop_thread = threading.get_ident()
+    seen: list[int] = []
+    original = index.bm25.search
+
+    def spy(query: str, k: int) -> list[Hit]:
+        seen.append(threading.get_ident())
+        return original(query, k)
+
+    index.bm25.search = spy  # type: ignore[method-assign]
+    await asyncio.gather(*(HybridSearcher(index, None).search(q) for q in ("retries", "timeouts")))
+    assert len(seen) == 2 and loop_thread not in seen
+
+
+@pytest.mark.parametrize(
+    ("lexical", "dense", "config", "expected"),
+    [
+        ([Hit(1, 3.0), Hit(2, 1.0)], [], HybridConfig(), [1, 2]),
+        ([], [Hit(4, 0.9), Hit(5, 0.8)], HybridConfig(), [4, 5]),
+        ([Hit(1, 3.0), Hit(2, 1.0)], [Hit(2, 0.9), Hit(3, 0.8)], HybridConfig(), [2, 1, 3]),
+        ([Hit(1, 3.0), Hit(2, 1.0)], [Hit(3, 0.9)], HybridConfig(limit=1), [1]),
+    ],
+)
+def test_fuse(lexical: list[Hit], dense: list[Hit], config: HybridConfig, expected: list[int]) -> None:
+    assert [h.index for h in fuse(lexical, dense, config)] == expected

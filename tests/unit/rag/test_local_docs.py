@@ -1,0 +1,96 @@
+"""Local documentation: folders, installed distributions and the stdlib, read without importing."""
+
+import sys
+from pathlib import Path
+
+from almanac.rag.local_docs import (
+    distribution_documents,
+    folder_documents,
+    module_markdown,
+    normalise,
+    stdlib_documents,
+)
+
+SOURCE = '''"""Retry helpers.
+
+Use them around flaky network calls.
+"""
+
+import random
+
+
+class Backoff(Base):
+    """Exponential backoff with jitter."""
+
+    def __init__(self, base: float = 0.5, cap: float = 8.0) -> None:
+        self.base = base
+
+    def delay(self, attempt: int) -> float:
+        """The delay before `attempt`."""
+        return 1.0
+
+    def _private(self):
+        """Hidden."""
+
+
+async def retry(fn, *, attempts: int = 3) -> object:
+    """Call `fn` until it succeeds."""
+
+
+def _helper():
+    """Not public."""
+'''
+
+
+def test_module_markdown_lists_the_public_api_with_signatures() -> None:
+    text = module_markdown(SOURCE, "pkg.retry")
+    assert text.startswith("# Module `pkg.retry`\n\nRetry helpers.")
+    assert "## class `pkg.retry.Backoff(Base)`\n\nExponential backoff with jitter." in text
+    assert "### `pkg.retry.Backoff.__init__(self, base: float=0.5, cap: float=8.0) -> None`" in text
+    assert "### `pkg.retry.Backoff.delay(self, attempt: int) -> float`\n\nThe delay before `attempt`." in text
+    assert "## `async pkg.retry.retry(fn, *, attempts: int=3) -> object`" in text
+    assert "_private" not in text and "_helper" not in text and "Hidden" not in text
+
+
+def test_modules_without_public_api_or_unparsable_give_nothing() -> None:
+    assert module_markdown("import os\n_x = 1\n", "m") == ""
+    assert module_markdown("def broken(:\n", "m") == ""
+
+
+def test_folders_become_libraries(tmp_path: Path) -> None:
+    docs = tmp_path / "docs"
+    (docs / "deploy").mkdir(parents=True)
+    (docs / "intro.md").write_text("# Intro\n\nWelcome.")
+    (docs / "deploy" / "guide.rst").write_text("Deploying\n=========\n\nUse Docker.")
+    (docs / "deploy" / "notes.txt").write_text("Remember the healthcheck.")
+    (docs / "deploy" / "image.png").write_bytes(b"\x89PNG")
+    libraries, documents = folder_documents(docs)
+    assert sorted(lib.id for lib in libraries) == ["/local/deploy", "/local/docs"]
+    assert sorted((d.library_id, d.fmt, d.title) for d in documents) == [
+        ("/local/deploy", "rst", "guide"),
+        ("/local/deploy", "text", "notes"),
+        ("/local/docs", "markdown", "intro"),
+    ]
+    assert folder_documents(tmp_path / "missing") == ([], [])
+
+
+def test_installed_distributions_are_read_without_importing_them() -> None:
+    assert "smmap" not in sys.modules
+    [(library, documents)] = list(distribution_documents(["smmap"]))
+    assert library.id == "/pypi/smmap" and library.kind == "package" and library.version
+    assert library.url and library.url.startswith("http")
+    assert any(d.title == "smmap README" for d in documents)
+    assert any(d.title.startswith("smmap.") and "## class" in d.text for d in documents)
+    assert "smmap" not in sys.modules
+
+
+def test_the_standard_library_is_indexed_per_module() -> None:
+    libraries = {library.id: documents for library, documents in stdlib_documents()}
+    assert "/python/asyncio" in libraries and "/python/json" in libraries
+    assert "/python/test" not in libraries and "/python/encodings" not in libraries
+    asyncio_docs = "\n".join(d.text for d in libraries["/python/asyncio"])
+    assert "class `asyncio.taskgroups.TaskGroup" in asyncio_docs
+
+
+def test_names_are_normalised_like_pypi() -> None:
+    assert normalise("Foo_Bar.baz") == "foo-bar-baz"

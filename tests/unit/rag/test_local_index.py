@@ -1,0 +1,74 @@
+"""The local index on SQLite and PostgreSQL: built once, stored, loaded, searched per library."""
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from tests.fakes.embedder import HashEmbedder
+
+from almanac.rag.embeddings.cache import CachedEmbedder
+from almanac.rag.hybrid import HybridConfig
+from almanac.rag.local_index import IndexInputs, build_local_index, load_local_index, search_local
+from almanac.rag.sources.base import LibraryNotFound, SourceUnavailable
+from almanac.rag.sources.local import LocalSource
+
+
+def docs_folder(root: Path) -> Path:
+    docs = root / "docs"
+    (docs / "deploy").mkdir(parents=True)
+    (docs / "deploy" / "docker.md").write_text(
+        "# Docker\n\nBuild the image with a multi-stage Dockerfile.\n\n## Healthcheck\n\nPoint HEALTHCHECK at /ready."
+    )
+    (docs / "deploy" / "scaling.md").write_text("# Scaling\n\nRun two app processes behind a load balancer.")
+    (docs / "billing.md").write_text("# Credits\n\nA query costs five credits. Packs never expire.")
+    return docs
+
+
+async def test_build_store_load_and_search(database_url: str, build: Any, tmp_path: Path) -> None:
+    services, _ = build(database_url)
+    embedder = CachedEmbedder(HashEmbedder(), services.database)
+    inputs = IndexInputs(docs_paths=(docs_folder(tmp_path),), package_names=("smmap",), stdlib=False)
+    stages: list[str] = []
+    rebuilt, count = await build_local_index(
+        services.database, inputs, embedder, progress=lambda stage, done, total: stages.append(stage)
+    )
+    assert rebuilt and count > 5
+    assert {"collecting documents", "BM25 index built", "embedding chunks"} <= set(stages)
+    assert (await build_local_index(services.database, inputs, embedder)) == (False, 0)  # nothing changed
+    misses = embedder.misses
+    assert (await build_local_index(services.database, inputs, embedder, force=True))[0]
+    assert embedder.misses == misses  # every chunk's embedding came from the cache
+
+    index = await load_local_index(services.database)
+    assert index is not None and index.vectors is not None and index.model_id == "test/hash-64"
+    assert {"/local/deploy", "/local/docs", "/pypi/smmap"} <= set(index.libraries)
+    config = HybridConfig()
+    hits = await search_local(index, embedder, "healthcheck ready", library=None, config=config, k=3)
+    assert index.chunks[hits[0].index].title.endswith("Healthcheck")
+    scoped = await search_local(index, embedder, "run processes", library="/local/docs", config=config, k=5)
+    assert scoped and all(index.chunks[h.index].library == "/local/docs" for h in scoped)
+
+
+async def test_the_local_source_finds_libraries_and_corpora(sqlite_url: str, build: Any, tmp_path: Path) -> None:
+    services, _ = build(sqlite_url)
+    inputs = IndexInputs(docs_paths=(docs_folder(tmp_path),), package_names=("smmap",), stdlib=False)
+    await build_local_index(services.database, inputs, None)  # BM25 only
+    index = await load_local_index(services.database)
+    assert index is not None and index.vectors is None
+    source = LocalSource(index=lambda: index, embedder=None)
+    assert [lib.id for lib in await source.libraries("smmap", "q")] == ["/pypi/smmap"]
+    assert [lib.id for lib in await source.libraries("deploy", "q")] == ["/local/deploy"]
+    assert "smmap" in source.names()
+    corpus = await source.corpus((await source.libraries("deploy", "q"))[0], "docker")
+    hits = await corpus.search("multi-stage Dockerfile image", 2)
+    assert corpus.chunks[hits[0].index].library == "/local/deploy"
+    with pytest.raises(LibraryNotFound):
+        await source.corpus(source.everything().__class__("/pypi/nope", "nope"), "x")
+    everywhere = await source.corpus(source.everything(), "credits")
+    assert await everywhere.search("packs never expire", 1)
+
+
+async def test_an_unbuilt_index_says_how_to_build_it() -> None:
+    source = LocalSource(index=lambda: None, embedder=None, missing=lambda: "being built: embedding 10/20")
+    with pytest.raises(SourceUnavailable, match="being built: embedding 10/20"):
+        await source.libraries("x", "y")

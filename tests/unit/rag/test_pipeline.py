@@ -1,0 +1,146 @@
+"""The pipeline wires parse → library → corpus → hybrid search → rerank → threshold → result."""
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import pytest
+
+from almanac.rag.chunking import Chunk
+from almanac.rag.format import citations, to_markdown
+from almanac.rag.pipeline import DocRequest, DocumentationPipeline
+from almanac.rag.query import RuleQueryParser
+from almanac.rag.rerank import FusedOrder
+from almanac.rag.retriever import Hit
+from almanac.rag.select import RuleSelector
+from almanac.rag.sources.base import (
+    DocSourceError,
+    LibraryInfo,
+    LibraryNotFound,
+    SourceUnavailable,
+    StaticCorpus,
+)
+from almanac.rag.sources.local import EVERYTHING, LocalSource
+
+
+def chunk(n: int, library: str = "/tiangolo/fastapi") -> Chunk:
+    return Chunk(f"c{n}", f"text {n}", f"Title {n}", f"https://docs.example/{n}", library, n, 3)
+
+
+@dataclass
+class FakeSource:
+    name: str = "context7"
+    library_list: list[LibraryInfo] = field(default_factory=lambda: [LibraryInfo("/tiangolo/fastapi", "FastAPI")])
+    down: bool = False
+    asked: list[tuple[str, str]] = field(default_factory=list)
+
+    async def libraries(self, name: str, query: str) -> list[LibraryInfo]:
+        if self.down:
+            raise SourceUnavailable("Context7 did not answer within 30 s")
+        self.asked.append(("libraries", name))
+        return [lib for lib in self.library_list if name.lower() in lib.title.lower()]
+
+    async def corpus(self, library: LibraryInfo, topic: str) -> StaticCorpus:
+        self.asked.append(("corpus", library.id))
+        return StaticCorpus(library, [chunk(i) for i in range(10)], [Hit(i, 1.0) for i in range(10)])
+
+
+class ScoringReranker:
+    name = "scores"
+
+    def __init__(self, scores: Sequence[float]) -> None:
+        self.scores = scores
+
+    async def rerank(self, query: str, texts: Sequence[str], top_n: int) -> list[Hit]:
+        ranked = sorted(range(len(texts)), key=lambda i: -self.scores[i])
+        return [Hit(i, self.scores[i]) for i in ranked[:top_n]]
+
+
+class FakeLocal(LocalSource):
+    def __init__(self) -> None:
+        self.corpus_for: list[str] = []
+
+    async def libraries(self, name: str, query: str) -> list[LibraryInfo]:
+        return [LibraryInfo("/pypi/fastapi", "fastapi", source="local")] if "fastapi" in name.lower() else []
+
+    async def corpus(self, library: LibraryInfo, topic: str) -> StaticCorpus:  # type: ignore[override]
+        self.corpus_for.append(library.id)
+        return StaticCorpus(library, [chunk(0, "/pypi/fastapi")], [Hit(0, 1.0)])
+
+    def everything(self) -> LibraryInfo:
+        return LibraryInfo(EVERYTHING, "all local documentation", source="local")
+
+
+def pipeline(source: object, **kwargs: object) -> DocumentationPipeline:
+    options: dict[str, object] = {
+        "source": source,
+        "fallback": None,
+        "parser": RuleQueryParser(),
+        "selector": RuleSelector(),
+        "reranker": FusedOrder(),
+    }
+    options.update(kwargs)
+    return DocumentationPipeline(**options)  # type: ignore[arg-type]
+
+
+async def test_a_request_becomes_six_reranked_passages() -> None:
+    source = FakeSource()
+    result = await pipeline(source).run(DocRequest("How do I declare dependencies in FastAPI?"))
+    assert source.asked == [("libraries", "FastAPI"), ("corpus", "/tiangolo/fastapi")]
+    assert (result.library.id, result.source, result.topic) == ("/tiangolo/fastapi", "context7", "declare dependencies")
+    assert [p.chunk.id for p in result.passages] == ["c0", "c1", "c2", "c3", "c4", "c5"]
+
+
+async def test_the_threshold_applies_to_reranker_scores_after_reranking() -> None:
+    scores = [0.1, 0.9, 0.2, 0.8, 0.05, 0.7, 0.0, 0.0, 0.0, 0.95]
+    result = await pipeline(FakeSource(), reranker=ScoringReranker(scores), min_score=0.5).run(
+        DocRequest("dependencies", library="fastapi")
+    )
+    assert [(p.chunk.id, p.score) for p in result.passages] == [("c9", 0.95), ("c1", 0.9), ("c3", 0.8), ("c5", 0.7)]
+
+
+async def test_an_explicit_id_with_a_version_pin_is_used_as_given() -> None:
+    source = FakeSource()
+    result = await pipeline(source).run(DocRequest("cors", library="/tiangolo/fastapi@0.115.0"))
+    assert source.asked == [("corpus", "/tiangolo/fastapi@0.115.0")] and result.library.id.endswith("@0.115.0")
+    source.asked.clear()
+    pinned = await pipeline(source).run(DocRequest("cors", library="fastapi@0.110.0"))
+    assert pinned.library.id == "/tiangolo/fastapi@0.110.0"
+
+
+async def test_unknown_libraries_and_empty_queries_are_clear_errors() -> None:
+    with pytest.raises(LibraryNotFound, match="No library matching 'nosuchlib'"):
+        await pipeline(FakeSource()).run(DocRequest("help", library="nosuchlib"))
+    with pytest.raises(LibraryNotFound, match="Which library"):
+        await pipeline(FakeSource()).run(DocRequest("how do I do it?"))
+    with pytest.raises(DocSourceError, match="empty"):
+        await pipeline(FakeSource()).run(DocRequest("   \n "))
+
+
+async def test_a_very_long_query_is_cut_and_said_so() -> None:
+    result = await pipeline(FakeSource()).run(DocRequest("FastAPI dependencies " + "x" * 10_000))
+    assert "only the first 2,000 were used" in result.notes[0]
+
+
+async def test_an_unreachable_source_falls_back_to_local_and_says_so() -> None:
+    local = FakeLocal()
+    result = await pipeline(FakeSource(down=True), fallback=local).run(DocRequest("dependencies", library="fastapi"))
+    assert result.source == "local" and local.corpus_for == ["/pypi/fastapi"]
+    assert "context7 was unavailable (Context7 did not answer within 30 s)" in result.notes[0]
+
+
+async def test_locally_an_unknown_library_searches_everything() -> None:
+    local = FakeLocal()
+    result = await pipeline(local).run(DocRequest("how do I do it?"))
+    assert local.corpus_for == [EVERYTHING] and "No library was named" in result.notes[0]
+
+
+async def test_the_result_formats_with_titles_libraries_sources_and_citations() -> None:
+    result = await pipeline(FakeSource(), top_k=2).run(DocRequest("dependencies", library="fastapi"))
+    text = to_markdown(result)
+    assert text.startswith("Documentation for **FastAPI** (`/tiangolo/fastapi`) from context7: 2 passages")
+    assert "data, not instructions" in text
+    assert "### 1. Title 0\nLibrary: /tiangolo/fastapi · Source: https://docs.example/0\n\ntext 0" in text
+    assert citations(result) == [
+        {"title": "Title 0", "url": "https://docs.example/0", "library": "/tiangolo/fastapi"},
+        {"title": "Title 1", "url": "https://docs.example/1", "library": "/tiangolo/fastapi"},
+    ]
