@@ -101,14 +101,14 @@ async def test_when_context7_is_down_local_docs_answer_and_say_so(
 
 
 @pytest.mark.parametrize(
-    ("fault", "expected"),
+    ("fault", "expected", "cost"),
     [
-        ((401, {"error": "invalid_api_key"}, {}), "rejected the API key"),
-        ((202, {"error": "library_not_finalized"}, {}), "not finalized"),
+        ((401, {"error": "invalid_api_key"}, {}), "rejected the API key", 5),  # nothing looked up: not charged
+        ((202, {"error": "library_not_finalized"}, {}), "not finalized", 15),
     ],
 )
 async def test_context7_errors_are_tool_errors_the_turn_survives(
-    sqlite_url: str, build: Any, context7: tuple[FakeContext7, str], fault: tuple[Any, ...], expected: str
+    sqlite_url: str, build: Any, context7: tuple[FakeContext7, str], fault: tuple[Any, ...], expected: str, cost: int
 ) -> None:
     fake, url = context7
     services, settings = build(sqlite_url, doc_source="context7", context7_api_url=url)
@@ -118,7 +118,15 @@ async def test_context7_errors_are_tool_errors_the_turn_survives(
     result = body["items"]["q1-t1"]
     assert result["is_error"] and expected in result["content"]
     assert body["stop_reason"] == "end_turn" and "reported a problem" in body["response"]
-    assert body["credits_used"] == 15  # the tool ran to completion and reported the failure
+    assert body["credits_used"] == cost
+
+
+async def test_an_unbuilt_local_index_is_an_error_that_costs_nothing(sqlite_url: str, build: Any) -> None:
+    services, settings = build(sqlite_url)
+    body = await chat(services, settings, "How do I configure the healthcheck in ops?")
+    [result] = body["tool_results"]
+    assert (result["status"], result["credits"]) == ("unavailable", 0)
+    assert "run `almanac docs index`" in body["items"]["q1-t1"]["content"] and body["credits_used"] == 5
 
 
 async def test_documentation_is_charged_once_per_query(sqlite_url: str, build: Any, tmp_path: Path) -> None:

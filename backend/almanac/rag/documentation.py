@@ -51,7 +51,7 @@ class LocalIndexState:
 
     def __init__(self) -> None:
         self.index: LocalIndex | None = None
-        self.status = "not loaded"
+        self.status = "not built or not loaded yet; run `almanac docs index`"
         self.task: asyncio.Task[None] | None = None
 
     def get(self) -> LocalIndex | None:

@@ -57,6 +57,7 @@ MODEL_LIMITS: Mapping[str, VoyageModelLimits] = {
 }
 """Per-model limits (docs.voyageai.com/reference/embeddings-api); default output dimensions."""
 
+
 def estimate_tokens(text: str) -> int:
     """An upper estimate of the tokens Voyage counts for `text` (no network, no tokenizer download)."""
     return math.ceil(len(text.encode("utf-8")) / BYTES_PER_TOKEN_FLOOR) + 1

@@ -8,8 +8,8 @@ from typing import Any
 from almanac.billing.pricing import BillingCategory
 from almanac.rag.format import citations, to_markdown
 from almanac.rag.pipeline import DocRequest, DocumentationPipeline
-from almanac.rag.sources.base import DocSourceError
-from almanac.tools.base import ToolContext, ToolError, ToolOutput
+from almanac.rag.sources.base import AuthFailed, DocSourceError, SourceUnavailable
+from almanac.tools.base import ToolContext, ToolError, ToolOutput, ToolUnavailable
 
 
 class DocumentationTool:
@@ -43,6 +43,8 @@ class DocumentationTool:
         request = DocRequest(str(arguments.get("query", "")), arguments.get("library"), arguments.get("topic"))
         try:
             result = await self._pipeline.run(request)
+        except (SourceUnavailable, AuthFailed) as exc:  # nothing could be looked up: not charged
+            raise ToolUnavailable(str(exc)) from None
         except DocSourceError as exc:
             raise ToolError(str(exc)) from None
         return ToolOutput(

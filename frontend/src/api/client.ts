@@ -1,0 +1,101 @@
+/**
+ * The API client. The browser is authenticated by the HttpOnly session cookie the backend sets
+ * at sign-in: requests go same-origin with `credentials: "same-origin"`, and no API key is ever
+ * kept by this code (not in localStorage, sessionStorage or memory beyond the sign-in request).
+ */
+
+import type { ConversationDetail, ConversationList, Conversation, Credits, Item, LocalLogin, User } from "./types";
+
+export class ApiError extends Error {
+  override name = "ApiError";
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+    readonly body: Record<string, unknown> = {},
+  ) {
+    super(message);
+  }
+
+  /** A field of `error` (or of the body itself), e.g. balance, needed, how_to_get_more. */
+  detail<T = unknown>(name: string): T | undefined {
+    const error = this.body.error as Record<string, unknown> | undefined;
+    return (error?.[name] ?? this.body[name]) as T | undefined;
+  }
+}
+
+let unauthorizedHandler: (() => void) | null = null;
+
+/** Called whenever the API answers 401 (the session ended): the app shows the sign-in screen. */
+export function onUnauthorized(handler: () => void): void {
+  unauthorizedHandler = handler;
+}
+
+/** Turn a non-2xx response into an ApiError with the backend's `{error: {code, message}}`. */
+export async function errorFrom(response: Response): Promise<ApiError> {
+  let body: Record<string, unknown> = {};
+  try {
+    body = (await response.json()) as Record<string, unknown>;
+  } catch {
+    /* not JSON (a proxy's error page): keep the status */
+  }
+  const error = (body.error ?? {}) as Record<string, unknown>;
+  const code = typeof error.code === "string" ? error.code : `http_${response.status}`;
+  const message =
+    typeof error.message === "string" ? error.message : `The server answered ${response.status} ${response.statusText}`.trim();
+  if (response.status === 401 && !response.url.includes("/api/auth/")) unauthorizedHandler?.();
+  return new ApiError(response.status, code, message, body);
+}
+
+async function request<T>(method: string, path: string, body?: unknown, signal?: AbortSignal): Promise<T> {
+  const init: RequestInit = { method, credentials: "same-origin", headers: { Accept: "application/json" }, signal };
+  if (body !== undefined) {
+    init.body = JSON.stringify(body);
+    init.headers = { ...init.headers, "Content-Type": "application/json" };
+  }
+  let response: Response;
+  try {
+    response = await fetch(path, init);
+  } catch (error) {
+    if ((error as Error).name === "AbortError") throw error;
+    throw new ApiError(0, "network_error", "Cannot reach the server. Check your connection and try again.");
+  }
+  if (!response.ok) throw await errorFrom(response);
+  if (response.status === 204) return undefined as T;
+  return (await response.json()) as T;
+}
+
+const enc = encodeURIComponent;
+
+export const api = {
+  me: () => request<User>("GET", "/api/me"),
+  localLogin: () => request<LocalLogin>("GET", "/api/auth/local"),
+  signInLocal: () => request<User>("POST", "/api/auth/local"),
+  signIn: (apiKey: string) => request<User>("POST", "/api/auth/session", { api_key: apiKey }),
+  signOut: () => request<void>("DELETE", "/api/auth/session"),
+  conversations: (limit = 100, offset = 0) =>
+    request<ConversationList>("GET", `/api/conversations?limit=${limit}&offset=${offset}`),
+  conversation: (id: string, signal?: AbortSignal) =>
+    request<ConversationDetail>("GET", `/api/conversations/${enc(id)}`, undefined, signal),
+  item: (conversationId: string, itemId: string) =>
+    request<Item>("GET", `/api/conversations/${enc(conversationId)}/items/${enc(itemId)}`),
+  rename: (id: string, title: string) => request<Conversation>("PATCH", `/api/conversations/${enc(id)}`, { title }),
+  remove: (id: string) => request<void>("DELETE", `/api/conversations/${enc(id)}`),
+  credits: () => request<Credits>("GET", "/api/credits?recent=0"),
+
+  /** Start a streamed answer; resolves to the open SSE response, or throws ApiError (402, 409…). */
+  async chatStream(message: string, conversationId: string | null, signal: AbortSignal): Promise<Response> {
+    const body: Record<string, string> = { message };
+    if (conversationId) body.conversation_id = conversationId;
+    const response = await fetch("/api/chat/stream", {
+      method: "POST",
+      credentials: "same-origin",
+      headers: { "Content-Type": "application/json", Accept: "text/event-stream" },
+      body: JSON.stringify(body),
+      signal,
+    });
+    if (!response.ok) throw await errorFrom(response);
+    if (!response.body) throw new ApiError(0, "no_body", "The server sent an empty answer.");
+    return response;
+  },
+};

@@ -1,0 +1,237 @@
+import { useCallback, useEffect, useLayoutEffect, useRef, useState } from "preact/hooks";
+import type { Credits } from "../api/types";
+import { isActive, isBusy, type ConversationState, type Turn as TurnState } from "../chat/state";
+import type { ChatStore } from "../chat/store";
+import { loadDraft, saveDraft } from "../lib/drafts";
+import { copyText, credits as creditsText } from "../lib/format";
+import { Composer } from "./Composer";
+import { outOfCredits, queryPrice } from "./Header";
+import { Logo } from "./icons";
+import { Turn } from "./Turn";
+
+interface Props {
+  store: ChatStore;
+  storeKey: string;
+  credits: Credits | null;
+}
+
+function useConversation(store: ChatStore, key: string): ConversationState {
+  const [, setVersion] = useState(0);
+  useEffect(() => store.subscribe(() => setVersion((v) => v + 1)), [store]);
+  return store.get(key);
+}
+
+const SUGGESTIONS = [
+  "How do I cancel an asyncio task and wait for it to finish?",
+  "Give me a detailed tour of how Almanac works",
+  "What is the difference between useEffect and useLayoutEffect in React?",
+];
+
+/** The open conversation: its turns, the composer, and jumping between item IDs. */
+export function ChatView({ store, storeKey, credits }: Props) {
+  const state = useConversation(store, storeKey);
+  const resolved = store.resolve(storeKey);
+  // Drafts of a not-yet-started conversation share one slot, so they survive a reload too.
+  const draftKey = resolved.startsWith("new:") ? "new" : resolved;
+  const busy = isBusy(state);
+  const [draft, setDraft] = useState(() => loadDraft(draftKey));
+  const [expanded, setExpanded] = useState<Set<string>>(() => new Set());
+  const [highlighted, setHighlighted] = useState<string | null>(null);
+  const [announcement, setAnnouncement] = useState("");
+  const scroller = useRef<HTMLDivElement>(null);
+  const stick = useRef(true);
+  const previousKey = useRef(resolved);
+  const statuses = useRef(new Map<string, string>());
+
+  // Another conversation: load it, restore its draft. (A new conversation that just got its ID is
+  // the same conversation: keep what is being typed.)
+  useEffect(() => {
+    const before = previousKey.current;
+    previousKey.current = resolved;
+    if (before !== resolved && store.resolve(before) !== resolved) {
+      setDraft(loadDraft(draftKey));
+      setExpanded(new Set());
+      setHighlighted(null);
+      stick.current = true;
+    } else if (before !== resolved) {
+      saveDraft(draftKey, draft);
+    }
+    if (!resolved.startsWith("new:")) void store.load(resolved);
+  }, [resolved, store]);
+
+  // Announce finished answers and errors to screen readers.
+  useEffect(() => {
+    for (const turn of state.turns) {
+      const previous = statuses.current.get(turn.localId);
+      statuses.current.set(turn.localId, turn.status);
+      if (previous === undefined || previous === turn.status || isActive(turn)) continue;
+      setAnnouncement(describeEnd(turn));
+    }
+  }, [state.turns]);
+
+  // Follow the answer while the reader is at the bottom.
+  useLayoutEffect(() => {
+    const el = scroller.current;
+    if (el && stick.current) el.scrollTop = el.scrollHeight;
+  }, [state.turns, state.loaded]);
+
+  const onScroll = useCallback(() => {
+    const el = scroller.current;
+    if (el) stick.current = el.scrollHeight - el.scrollTop - el.clientHeight < 80;
+  }, []);
+
+  const toggleTool = useCallback((itemId: string) => {
+    setExpanded((current) => {
+      const next = new Set(current);
+      if (next.has(itemId)) next.delete(itemId);
+      else next.add(itemId);
+      return next;
+    });
+  }, []);
+
+  function jumpTo(ref: string) {
+    const id = ref.replace(/-sum$/, "");
+    const target = document.getElementById(`item-${id}`);
+    if (!target) {
+      setAnnouncement(`Item ${id} is not in this conversation.`);
+      return;
+    }
+    if (target.classList.contains("tool-card")) {
+      setExpanded((current) => new Set(current).add(id));
+    }
+    stick.current = false;
+    target.scrollIntoView({ block: "center", behavior: "smooth" });
+    const focusable = target.querySelector<HTMLElement>(".tool-head") ?? target;
+    if (focusable === target) target.tabIndex = -1;
+    focusable.focus({ preventScroll: true });
+    setHighlighted(id);
+    window.setTimeout(() => setHighlighted((h) => (h === id ? null : h)), 2200);
+  }
+
+  // Delegated clicks inside rendered Markdown: copy buttons and [q3-t1] references.
+  async function onClick(event: MouseEvent) {
+    const target = event.target as HTMLElement;
+    const copy = target.closest<HTMLButtonElement>("[data-action='copy-code']");
+    if (copy) {
+      const code = copy.closest(".code-block")?.querySelector("pre code, pre")?.textContent ?? "";
+      const ok = await copyText(code);
+      copy.textContent = ok ? "Copied" : "Copy failed";
+      window.setTimeout(() => (copy.textContent = "Copy"), 1500);
+      return;
+    }
+    const ref = target.closest<HTMLElement>("[data-item-ref]");
+    if (ref) jumpTo(ref.dataset.itemRef ?? "");
+  }
+
+  function send() {
+    const message = draft.trim();
+    if (!message || busy) return;
+    setDraft("");
+    saveDraft(draftKey, "");
+    stick.current = true;
+    void store.send(storeKey, message);
+  }
+
+  function stop() {
+    const running = state.turns.find(isActive);
+    if (running) store.stop(storeKey, running.localId);
+  }
+
+  const empty = outOfCredits(credits);
+  const notice = empty ? (
+    <div class="composer-notice" role="status" data-testid="credits-notice">
+      <strong>Out of credits.</strong> You have {creditsText(credits?.balance ?? 0)}; a question costs{" "}
+      {creditsText(queryPrice(credits))}. Your daily allowance renews at 00:00 UTC — or upgrade, or add a credit pack.
+    </div>
+  ) : null;
+
+  return (
+    <main class="chat" id="main">
+      <div class="messages" ref={scroller} onScroll={onScroll} onClick={onClick}>
+        <div class="messages-inner" role="log" aria-label="Messages" aria-live="off">
+          {state.loading && !state.loaded && <Skeleton />}
+          {state.loadError && (
+            <div class="notice notice-error" role="alert">
+              {state.loadError}
+            </div>
+          )}
+          {state.loaded && state.turns.length === 0 && !state.loadError && (
+            <Welcome
+              onPick={(text) => {
+                setDraft(text);
+                saveDraft(draftKey, text);
+              }}
+            />
+          )}
+          {state.turns.map((turn) => (
+            <Turn
+              key={turn.localId}
+              turn={turn}
+              conversationId={state.id}
+              expanded={expanded}
+              highlighted={highlighted}
+              onToggleTool={toggleTool}
+              onRetry={(localId) => store.retry(storeKey, localId)}
+              onDismiss={(localId) => store.dismiss(storeKey, localId)}
+            />
+          ))}
+        </div>
+      </div>
+      <Composer
+        value={draft}
+        busy={busy}
+        disabled={state.loadError !== null}
+        onChange={(value) => {
+          setDraft(value);
+          saveDraft(draftKey, value);
+        }}
+        onSend={send}
+        onStop={stop}
+        notice={notice}
+        focusKey={resolved}
+      />
+      <div class="sr-only" aria-live="polite" role="status">
+        {announcement}
+      </div>
+    </main>
+  );
+}
+
+function describeEnd(turn: TurnState): string {
+  if (turn.status === "done") return `Answer complete${turn.credits !== null ? `, ${creditsText(turn.credits)}` : ""}.`;
+  if (turn.status === "stopped") return "Answer stopped.";
+  return `Error: ${turn.error?.message ?? "the answer failed"}`;
+}
+
+function Welcome({ onPick }: { onPick: (text: string) => void }) {
+  return (
+    <div class="welcome">
+      <Logo size={44} />
+      <h2>What are you working on?</h2>
+      <p class="muted">
+        Ask about a library, an API or a repository. Answers cite their sources and tool calls; each item has an ID
+        (like <code>q2-t1</code>) you can refer to later.
+      </p>
+      <ul class="suggestions" aria-label="Suggestions">
+        {SUGGESTIONS.map((text) => (
+          <li key={text}>
+            <button type="button" class="suggestion" onClick={() => onPick(text)}>
+              {text}
+            </button>
+          </li>
+        ))}
+      </ul>
+    </div>
+  );
+}
+
+function Skeleton() {
+  return (
+    <div class="skeleton" aria-busy="true" aria-label="Loading the conversation">
+      <div class="sk-line short" />
+      <div class="sk-line" />
+      <div class="sk-line" />
+      <div class="sk-line mid" />
+    </div>
+  );
+}

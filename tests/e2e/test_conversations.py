@@ -1,0 +1,54 @@
+"""The conversation list: newest first, titled from the first message, rename, delete with confirm."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from tests.e2e.conftest import Server
+from tests.e2e.pages import wait_answered
+
+pytestmark = pytest.mark.e2e
+
+
+def test_rename_and_delete_with_confirmation(open_browser: Any, server: Server) -> None:
+    _, key = server.new_user()
+    older = server.api("POST", "/api/chat", key, json={"message": "First topic"}).json()["conversation_id"]
+    server.api("POST", "/api/chat", key, json={"message": "Second topic"}).raise_for_status()
+    browsing = open_browser()
+    browsing.sign_in_with_key(key)
+    page = browsing.page
+    titles = page.locator(".conv-title")
+    titles.nth(1).wait_for()
+    assert titles.all_inner_texts() == ["Second topic", "First topic"]  # newest first
+
+    # Rename (Escape cancels; Enter saves).
+    page.get_by_role("button", name="Rename “First topic”").click()
+    field = page.get_by_label("New title")
+    field.fill("Not this")
+    field.press("Escape")
+    assert titles.all_inner_texts() == ["Second topic", "First topic"]
+    page.get_by_role("button", name="Rename “First topic”").click()
+    field.fill("Trio cancellation notes")
+    field.press("Enter")
+    page.locator(".conv-title", has_text="Trio cancellation notes").wait_for()
+    assert server.api("GET", f"/api/conversations/{older}", key).json()["title"] == "Trio cancellation notes"
+    page.locator(".conv-link", has_text="Trio cancellation notes").click()
+    wait_answered(page, 0)
+    assert page.locator(".topbar-title").inner_text() == "Trio cancellation notes"
+
+    # Delete asks first (an in-page dialog, not a browser prompt); Cancel keeps it.
+    page.get_by_role("button", name="Delete “Trio cancellation notes”").click()
+    dialog = page.get_by_role("dialog", name="Delete this conversation?")
+    dialog.wait_for()
+    browsing.shot("06-delete-confirm")
+    dialog.get_by_role("button", name="Cancel").click()
+    assert titles.count() == 2
+    page.get_by_role("button", name="Delete “Trio cancellation notes”").click()
+    dialog.get_by_role("button", name="Delete").click()
+    page.locator(".conv-title", has_text="Trio cancellation notes").wait_for(state="detached")
+    assert titles.all_inner_texts() == ["Second topic"]
+    assert page.url.endswith("/")  # it was open: back to a new chat
+    assert server.api("GET", f"/api/conversations/{older}", key).status_code == 404
+    assert browsing.watch.dialogs == []
