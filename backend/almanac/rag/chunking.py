@@ -75,13 +75,15 @@ def chunk_document(
     fmt: Format = "auto",
     max_tokens: int = DEFAULT_MAX_TOKENS,
     overlap_tokens: int = DEFAULT_OVERLAP_TOKENS,
+    drop_duplicates: bool = True,
 ) -> list[Chunk]:
     """Split ``text`` into chunks of at most about ``max_tokens`` estimated tokens.
 
     Every chunk keeps the title and source URL of the section (or snippet) it came from, falling
     back to ``title``/``source_url`` of the document. Positions run 0..n-1 in document order and
-    ids are stable for the same source, position and text. Empty or blank input gives no chunks;
-    malformed input never raises.
+    ids are stable for the same source, position and text. A piece whose text repeats an earlier
+    one is dropped (``drop_duplicates``): copies only crowd the results. Empty or blank input gives
+    no chunks; malformed input never raises.
     """
     if max_tokens < 1 or not 0 <= overlap_tokens < max_tokens:
         raise ValueError("need max_tokens >= 1 and 0 <= overlap_tokens < max_tokens")
@@ -92,12 +94,16 @@ def chunk_document(
         text, kind = html_to_text(text), "markdown"
     sections = _SPLITTERS[kind](text, title)
     chunks: list[Chunk] = []
+    seen: set[str] = set()
     for section in sections:
         url = section.source_url or source_url
         pieces = split_text(
             section.body, max_tokens=max_tokens, overlap_tokens=overlap_tokens, tilde_fences=kind != "rst"
         )
         for piece in pieces:
+            if drop_duplicates and piece in seen:
+                continue
+            seen.add(piece)
             position = len(chunks)
             digest = hashlib.sha256(f"{library}\x00{url}\x00{position}\x00{piece}".encode()).hexdigest()
             chunks.append(

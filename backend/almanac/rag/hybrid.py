@@ -2,7 +2,8 @@
 
 A :class:`HybridIndex` is built once per document (or corpus) and reused for every query: the BM25
 index and the embedding matrix both serialise to bytes for storage. A query runs BM25 in a worker
-thread while the query is embedded, then cosine search in a thread, then :func:`fuse`. If there is
+thread while the query is embedded, then cosine search in a thread, then :func:`fuse` (by default
+the semantically gated z-score fusion of :mod:`almanac.rag.fusion`). If there is
 no embedder (or it raises ``EmbeddingError``), search degrades to BM25 alone rather than failing.
 """
 
@@ -17,8 +18,15 @@ from typing import Literal
 import numpy as np
 
 from almanac.rag.bm25 import DEFAULT_TOKENIZER, BM25Index, TokenizerConfig
+from almanac.rag.chunking import Chunk
 from almanac.rag.embeddings.base import Embedder, EmbeddingError
-from almanac.rag.fusion import reciprocal_rank_fusion
+from almanac.rag.fusion import (
+    DEFAULT_GATE_TAU,
+    DEFAULT_GATE_TOP,
+    gated_fusion,
+    reciprocal_rank_fusion,
+    zscore_fusion,
+)
 from almanac.rag.retriever import Hit
 from almanac.rag.vectors import VectorIndex
 
@@ -27,18 +35,18 @@ logger = logging.getLogger(__name__)
 
 @dataclass(frozen=True, slots=True)
 class HybridConfig:
-    """How the two lists are fused; the defaults are what ``bench/retrieval.py`` measured best."""
+    """How the two lists are fused. The defaults are the method ``bench/retrieval.py`` selected."""
 
-    method: Literal["rrf"] = "rrf"
-    rrf_k: float = 60.0
-    weights: tuple[float, float] | None = None  # (bm25, dense)
+    method: Literal["gated", "zscore", "rrf"] = "gated"
+    gate_tau: float = DEFAULT_GATE_TAU  # "gated": cosine gap at which BM25's weight falls to 1/e
+    gate_top: int = DEFAULT_GATE_TOP  # "gated": BM25 hits judged by the dense scores
+    rrf_k: float = 60.0  # "rrf"
+    weights: tuple[float, float] | None = None  # (bm25, dense) for "rrf" and "zscore"
     candidates: int = 1000  # hits taken from each retriever before fusion
     limit: int = 30
 
 
-def fuse(
-    lexical: Sequence[Hit], dense: Sequence[Hit], config: HybridConfig, *, limit: int | None = None
-) -> list[Hit]:
+def fuse(lexical: Sequence[Hit], dense: Sequence[Hit], config: HybridConfig, *, limit: int | None = None) -> list[Hit]:
     """Fuse a BM25 list and a dense list (both best first) into at most ``limit`` hits.
 
     ``limit`` defaults to ``config.limit``; with no dense list the BM25 order is kept.
@@ -46,6 +54,10 @@ def fuse(
     limit = config.limit if limit is None else limit
     if not dense:
         return list(lexical[:limit])
+    if config.method == "gated":
+        return gated_fusion(lexical, dense, tau=config.gate_tau, top=config.gate_top, limit=limit)
+    if config.method == "zscore":
+        return zscore_fusion([lexical, dense], weights=config.weights, limit=limit)
     return reciprocal_rank_fusion(
         [[h.index for h in lexical], [h.index for h in dense]],
         k=config.rrf_k,
@@ -86,14 +98,10 @@ class HybridIndex:
 class HybridSearcher:
     """Answers queries against one :class:`HybridIndex`."""
 
-    def __init__(
-        self, index: HybridIndex, embedder: Embedder | None, config: HybridConfig = HybridConfig()
-    ) -> None:
+    def __init__(self, index: HybridIndex, embedder: Embedder | None, config: HybridConfig = HybridConfig()) -> None:
         usable = embedder is not None and index.vectors is not None and embedder.model_id == index.model_id
         if embedder is not None and index.vectors is not None and not usable:
-            logger.warning(
-                "embedder %s does not match index model %s: BM25 only", embedder.model_id, index.model_id
-            )
+            logger.warning("embedder %s does not match index model %s: BM25 only", embedder.model_id, index.model_id)
         self._index = index
         self._embedder = embedder if usable else None
         self._config = config
@@ -110,3 +118,13 @@ class HybridSearcher:
             except EmbeddingError:  # a failing embedder must not fail the tool: BM25 still answers
                 logger.warning("query embedding failed; BM25 only", exc_info=True)
         return fuse(await lexical_task, dense, self._config, limit=k)
+
+
+def index_text(chunk: Chunk) -> str:
+    """What gets indexed for a chunk: its text, preceded by its section title when a split-off
+    part of a long section no longer starts with it (so the part keeps its context)."""
+    heading = chunk.title.rsplit(" > ", 1)[-1].strip()
+    first_line = chunk.text.lstrip().split("\n", 1)[0]
+    if heading and heading not in first_line:
+        return f"{chunk.title}\n{chunk.text}"
+    return chunk.text

@@ -23,7 +23,7 @@ from almanac.rag.bm25 import BM25Index
 from almanac.rag.chunking import Chunk, chunk_document
 from almanac.rag.embeddings.base import Embedder, EmbeddingError
 from almanac.rag.embeddings.cache import content_hash
-from almanac.rag.hybrid import HybridConfig, fuse
+from almanac.rag.hybrid import HybridConfig, fuse, index_text
 from almanac.rag.local_docs import Document, Library, distribution_documents, folder_documents, stdlib_documents
 from almanac.rag.retriever import Hit, top_k
 from almanac.rag.vectors import VectorIndex
@@ -31,7 +31,7 @@ from almanac.storage import docs as store
 from almanac.storage.db import Database
 
 log = logging.getLogger(__name__)
-INDEX_VERSION = "1"
+INDEX_VERSION = "2"
 MAX_CHUNKS_PER_LIBRARY = 1500
 Progress = Callable[[str, int, int], None]
 
@@ -170,13 +170,14 @@ async def build_local_index(
     chunks = await asyncio.to_thread(chunk_all, documents)
     say("chunked", len(chunks), len(chunks))
     started = time.monotonic()
-    bm25 = await asyncio.to_thread(BM25Index.build, [chunk.text for chunk in chunks])
+    texts = [index_text(chunk) for chunk in chunks]
+    bm25 = await asyncio.to_thread(BM25Index.build, texts)
     say("BM25 index built", len(chunks), len(chunks))
     vectors: bytes | None = None
     if embedder is not None and chunks:
         parts = []
         for start in range(0, len(chunks), batch_size):
-            batch = [chunk.text for chunk in chunks[start : start + batch_size]]
+            batch = texts[start : start + batch_size]
             parts.append(await embedder.embed(batch, input_type="document"))
             say("embedding chunks", min(start + batch_size, len(chunks)), len(chunks))
         vectors = VectorIndex(np.vstack(parts)).to_bytes()

@@ -105,9 +105,7 @@ def test_a_line_of_20_or_more_hyphens_separates_snippets(hyphens: int, expected_
 
 
 def test_separator_inside_an_unbalanced_fence_still_splits() -> None:
-    text = (
-        f"### A\n\n```js\nopen fence never closed\n\n{SEP32}\n\n### B\n\nSource: https://x.test/b\n\nbody\n"
-    )
+    text = f"### A\n\n```js\nopen fence never closed\n\n{SEP32}\n\n### B\n\nSource: https://x.test/b\n\nbody\n"
     chunks = chunk_document(text)
     assert titles(chunks) == ["A", "B"] and chunks[1].source_url == "https://x.test/b"
 
@@ -158,17 +156,13 @@ def test_a_code_block_that_fits_is_never_cut() -> None:
     code = "```python\n" + "\n".join(f"value_{i} = compute({i})" for i in range(9)) + "\n```"
     assert 60 < estimate_tokens(code) <= 100
     prose = " ".join(["words"] * 50)
-    chunks = chunk_document(
-        f"## Example\n\n{prose}\n\n{code}\n\n{prose}\n", max_tokens=100, overlap_tokens=10
-    )
+    chunks = chunk_document(f"## Example\n\n{prose}\n\n{code}\n\n{prose}\n", max_tokens=100, overlap_tokens=10)
     holding = [c for c in chunks if "value_0" in c.text]
     assert len(holding) == 1 and code in holding[0].text
 
 
 def test_an_over_long_code_block_is_cut_at_lines_and_each_piece_is_fenced() -> None:
-    code = (
-        "```python\n" + "\n".join(f"result_{i} = function_call(argument_{i})" for i in range(200)) + "\n```"
-    )
+    code = "```python\n" + "\n".join(f"result_{i} = function_call(argument_{i})" for i in range(200)) + "\n```"
     chunks = chunk_document(f"## Big\n\n{code}\n", max_tokens=80, overlap_tokens=8)
     assert len(chunks) > 2
     for chunk in chunks:
@@ -197,6 +191,12 @@ def test_html_is_reduced_to_text_chunks() -> None:
 @pytest.mark.parametrize("text", ["", "   ", "\n\n\t\n", SEP32, f"{SEP40}\n\n{SEP40}"])
 def test_empty_or_blank_input_gives_no_chunks(text: str) -> None:
     assert chunk_document(text) == []
+
+
+def test_repeated_snippets_are_kept_once_unless_asked() -> None:
+    text = f"{CONTEXT7_V2}\n{SEP32}\n\n{CONTEXT7_V2}"
+    assert len(chunk_document(text)) == 2
+    assert len(chunk_document(text, drop_duplicates=False)) == 4
 
 
 def test_ids_are_stable_unique_and_positions_run_in_order() -> None:

@@ -114,8 +114,21 @@ async def test_bm25_runs_off_the_event_loop() -> None:
         ([Hit(1, 3.0), Hit(2, 1.0)], [], HybridConfig(), [1, 2]),
         ([], [Hit(4, 0.9), Hit(5, 0.8)], HybridConfig(), [4, 5]),
         ([Hit(1, 3.0), Hit(2, 1.0)], [Hit(2, 0.9), Hit(3, 0.8)], HybridConfig(), [2, 1, 3]),
-        ([Hit(1, 3.0), Hit(2, 1.0)], [Hit(3, 0.9)], HybridConfig(limit=1), [1]),
+        ([Hit(1, 3.0), Hit(2, 1.0)], [Hit(3, 0.9)], HybridConfig(limit=1), [1]),  # one dense hit: no spread
+        ([Hit(1, 3.0), Hit(2, 1.0)], [Hit(3, 0.9)], HybridConfig(method="rrf", limit=1), [1]),
+        ([Hit(1, 3.0), Hit(2, 1.0)], [Hit(3, 0.9), Hit(1, 0.1)], HybridConfig(method="zscore"), [1, 3, 2]),
+        ([Hit(1, 3.0), Hit(2, 1.0)], [Hit(3, 0.9), Hit(1, 0.1)], HybridConfig(method="gated"), [3, 1, 2]),
     ],
 )
 def test_fuse(lexical: list[Hit], dense: list[Hit], config: HybridConfig, expected: list[int]) -> None:
     assert [h.index for h in fuse(lexical, dense, config)] == expected
+
+
+def test_split_parts_of_a_section_keep_its_title_in_what_is_indexed() -> None:
+    from almanac.rag.chunking import Chunk
+    from almanac.rag.hybrid import index_text
+
+    head = Chunk("a", "## Backups\n\nRun pg_dump nightly.", "Guide > Backups", None, None, 0, 5)
+    tail = Chunk("b", "Keep seven copies.", "Guide > Backups", None, None, 1, 3)
+    assert index_text(head) == head.text
+    assert index_text(tail) == "Guide > Backups\nKeep seven copies."

@@ -24,7 +24,7 @@ from tenacity import AsyncRetrying, retry_if_exception_type, stop_after_attempt
 
 from almanac.rag.chunking import Chunk, chunk_document
 from almanac.rag.embeddings.base import Embedder
-from almanac.rag.hybrid import HybridIndex, HybridSearcher
+from almanac.rag.hybrid import HybridIndex, HybridSearcher, index_text
 from almanac.rag.retriever import Hit
 from almanac.rag.sources.base import (
     AuthFailed,
@@ -112,7 +112,7 @@ class Context7Source:
         chunks = chunk_document(text, library=library.id, fmt="context7")
         if not chunks:
             raise LibraryNotFound(f"Context7 has no documentation for {library.id} on this topic.")
-        index = await HybridIndex.build([chunk.text for chunk in chunks], self._embedder)
+        index = await HybridIndex.build([index_text(chunk) for chunk in chunks], self._embedder)
         return HybridCorpus(library, chunks, HybridSearcher(index, self._embedder))
 
     async def _get(self, path: str, params: Mapping[str, str]) -> str:
