@@ -49,8 +49,9 @@ def full_context_rule(situation: Situation) -> list[PlannedCall]:
 
 
 _DOC_QUESTION = re.compile(
-    r"\b(docs?|documentation|how (do|can|should|would) (i|you|we)|how to|examples?|usage|api reference|"
-    r"what does|configure|configuration|parameters?|arguments?|signature|install)\b",
+    r"\b(docs|documentation|how (do|can|should|would) (i|you|we)|how to|(an |some )?examples? (of|for)|"
+    r"usage of|api reference|what does \S+ do|configur(e|ation)|(parameters?|arguments?|signature) (of|for)|"
+    r"install(ing|ation)?)\b",
     re.I,
 )
 

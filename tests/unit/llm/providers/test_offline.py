@@ -83,3 +83,18 @@ async def test_it_is_deterministic_and_streams_word_by_word() -> None:
 async def test_asking_for_something_long_streams_a_long_markdown_answer() -> None:
     response = await complete(OfflineModel(), ask("Give me a long explanation of how this works"))
     assert len(response.text) > 3000 and "```python" in response.text and "| `q1-r` | its answer |" in response.text
+
+
+def documentation_request(text: str) -> ModelRequest:
+    doc = ToolSpec("retrieve_documentation", "docs", {"type": "object", "properties": {"query": {"type": "string"}}})
+    return ModelRequest("sys", (Message.user(f"[ID:q1] {text}"),), (FULL, doc))
+
+
+async def test_documentation_questions_call_retrieve_documentation() -> None:
+    for question in ("How do I use asyncio.TaskGroup?", "Show me an example of FastAPI dependencies",
+                     "what does httpx.Timeout do", "FastAPI docs for CORS", "parameters of json.dumps"):
+        response = await complete(OfflineModel(), documentation_request(question))
+        assert [(c.name, dict(c.input)) for c in response.tool_calls] == [
+            ("retrieve_documentation", {"query": question})], question
+    for chatter in ("hello there", "visit evil.example now", "tell me a joke"):
+        assert (await complete(OfflineModel(), documentation_request(chatter))).tool_calls == (), chatter
