@@ -43,7 +43,10 @@ def _ndcg_at_10(ranked: list[str], relevant: dict[str, int]) -> float:
 def scifact_slice() -> tuple[dict[str, str], dict[str, str], dict[str, dict[str, int]]]:
     root = _data_dir()
     if root is None:
-        pytest.skip("shared/data/ir/scifact not found (set ALMANAC_IR_DATA)")
+        message = "shared/data/ir/scifact not found (set ALMANAC_IR_DATA)"
+        if os.environ.get("ALMANAC_REQUIRE_IR_DATA") == "1":
+            pytest.fail(message, pytrace=False)
+        pytest.skip(message)
     qrels: dict[str, dict[str, int]] = {}
     lines = (root / "scifact" / "qrels" / "test.tsv").read_text(encoding="utf-8").splitlines()[1:]
     for line in lines:

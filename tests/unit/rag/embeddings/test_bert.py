@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from almanac.rag.embeddings.bert import Bert, Scratch, embed_tokens, gelu_, layer_norm_, load_bert
+from almanac.rag.embeddings.bert import Bert, Scratch, _attention, embed_tokens, gelu_, layer_norm_, load_bert
 from almanac.rag.embeddings.minilm import default_model_dir
 
 
@@ -31,6 +31,18 @@ def test_layer_norm_gives_zero_mean_unit_variance_then_scales_and_shifts() -> No
     expected = (x - x.mean(1, keepdims=True)) / np.sqrt(x.var(1, keepdims=True) + 1e-12) * gamma + beta
     layer_norm_(x, gamma, beta, 1e-12)
     np.testing.assert_allclose(x, expected, atol=1e-4)
+
+
+@pytest.mark.parametrize("scale", [0.1, 1.0, 40.0], ids=["small-scores", "typical", "would-overflow-unshifted"])
+def test_attention_equals_the_textbook_softmax_formula(scale: float) -> None:
+    batch, length, heads, size = 2, 9, 3, 4
+    qkv = (np.random.default_rng(1).standard_normal((batch * length, 3 * heads * size)) * scale).astype(np.float32)
+    q, k, v = qkv.reshape(batch, length, 3, heads, size).transpose(2, 0, 3, 1, 4).astype(np.float64)
+    scores = q @ k.transpose(0, 1, 3, 2)
+    weights = np.exp(scores - scores.max(-1, keepdims=True))
+    expected = (weights / weights.sum(-1, keepdims=True) @ v).transpose(0, 2, 1, 3).reshape(batch * length, -1)
+    context = _attention(qkv, (batch, length, heads), None, Scratch())
+    np.testing.assert_allclose(context, expected, rtol=1e-4, atol=1e-4 * scale)
 
 
 def test_scratch_reuses_memory_for_smaller_requests() -> None:
