@@ -10,9 +10,7 @@ import pytest
 from tests.fakes import anthropic_server as anthropic_fake
 from tests.fakes import openai_server as openai_fake
 from tests.fakes.server import ServerThread
-from tests.support import make_user
-
-from almanac.main import create_app
+from tests.support import api_client, make_user
 
 LONG_ANSWER = "Use tenacity's AsyncRetrying with wait_exponential_jitter. " * 30
 SUMMARY_MARK = "summaries for a conversation's memory"
@@ -68,11 +66,7 @@ async def test_the_service_on_anthropic(
         summariser_model="claude-haiku-4-5-summary",
     )
     assert (services.model.provider, services.model.name) == ("anthropic", "claude-haiku-4-5")
-    async with httpx.AsyncClient(
-        transport=httpx.ASGITransport(app=create_app(settings, services)),
-        base_url="http://test",
-        headers={"Authorization": f"Bearer {user.api_key}"},
-    ) as http:
+    async with api_client(services, settings, user.api_key) as http:
         first, second = await converse(http)
     assert first["summary"] == "Summary: retries with jitter."
     assert second["tools_used"] == ["retrieve_full_context"] and second["credits_used"] == 7
@@ -100,11 +94,7 @@ async def test_the_service_on_an_openai_compatible_server(
     user = await make_user(build(sqlite_url)[0])
     services, settings = build(sqlite_url, chat_provider="auto", openai_base_url=url, openai_model="qwen2.5")
     assert (services.model.provider, services.model.name) == ("openai", "qwen2.5")
-    async with httpx.AsyncClient(
-        transport=httpx.ASGITransport(app=create_app(settings, services)),
-        base_url="http://test",
-        headers={"Authorization": f"Bearer {user.api_key}"},
-    ) as http:
+    async with api_client(services, settings, user.api_key) as http:
         first, second = await converse(http)
     assert first["summary"] == "Summary: retries with jitter."
     assert second["tools_used"] == ["retrieve_full_context"]

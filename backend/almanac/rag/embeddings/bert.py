@@ -23,6 +23,7 @@ import numpy.typing as npt
 from almanac.rag.embeddings.base import EmbeddingError
 
 _SCORES_PER_GROUP = 1 << 20  # attention scores materialised at once (4 MB)
+_EXP_SAFE = 80.0  # exp(±80) and a sum of a few thousand such terms stay normal float32 numbers
 
 Array = npt.NDArray[np.float32]
 
@@ -127,6 +128,11 @@ def layer_norm_(x: Array, gamma: Array, beta: Array, eps: float) -> None:
 # --- the forward pass --------------------------------------------------------------------------------
 
 
+def _max_square_norm(vectors: Array) -> float:
+    """The largest squared L2 norm among the vectors along the last axis."""
+    return float(np.einsum("...d,...d->...", vectors, vectors).max())
+
+
 def _attention(qkv: Array, shape: tuple[int, int, int], key_bias: Array | None, scratch: Scratch) -> Array:
     """Multi-head self-attention context, (batch·length, hidden), from the fused q|k|v projections."""
     batch, length, heads = shape
@@ -134,6 +140,9 @@ def _attention(qkv: Array, shape: tuple[int, int, int], key_bias: Array | None, 
     q_k_v = qkv.reshape(batch, length, 3, heads, hidden // heads)
     context = scratch.take("context", batch, length, heads, hidden // heads)
     group = max(1, min(batch, _SCORES_PER_GROUP // (heads * length * length)))
+    # Softmax is shift-invariant; the usual shift by the row maximum only guards exp() against overflow.
+    # By Cauchy–Schwarz no |score| exceeds max‖q‖·max‖k‖, so below _EXP_SAFE the shift can be skipped.
+    bound = math.sqrt(float(_max_square_norm(q_k_v[:, :, 0]) * _max_square_norm(q_k_v[:, :, 1])))
     for start in range(0, batch, group):
         part = slice(start, start + group)
         size = len(range(*part.indices(batch)))
@@ -141,7 +150,8 @@ def _attention(qkv: Array, shape: tuple[int, int, int], key_bias: Array | None, 
         scores = np.matmul(queries, keys, out=scratch.take("scores", size, heads, length, length))
         if key_bias is not None:
             scores += key_bias[part]
-        scores -= scores.max(axis=-1, keepdims=True)
+        if bound > _EXP_SAFE:
+            scores -= scores.max(axis=-1, keepdims=True)
         np.exp(scores, out=scores)
         total = scores.sum(axis=-1, keepdims=True)
         values = q_k_v[part, :, 2].transpose(0, 2, 1, 3)
@@ -191,6 +201,7 @@ def embed_tokens(bert: Bert, ids: npt.NDArray[np.int64], mask: npt.NDArray[np.fl
 
 
 def load_bert(model_dir: Path) -> Bert:
+    """The encoder stored in a Hugging Face BERT folder; EmbeddingError unless it is a BERT with exact GELU."""
     from safetensors.numpy import load_file
 
     config = json.loads((model_dir / "config.json").read_text())
