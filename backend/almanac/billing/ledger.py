@@ -63,32 +63,39 @@ class CreditService:
         """Take `amount` credits, or return None (and change nothing) if the balance is short."""
         return (await self.debit_many(user_id=user_id, items=[(amount, context)]))[0]
 
-    async def debit_many(
-        self, *, user_id: str, items: Sequence[tuple[int, ChargeContext]]
-    ) -> list[Charge | None]:
+    async def debit_many(self, *, user_id: str, items: Sequence[tuple[int, ChargeContext]]) -> list[Charge | None]:
         """Debit several amounts in order, in one transaction; each is taken only if the balance
-        still covers it (a refused one does not stop later, cheaper ones)."""
+        still covers it (a refused one does not stop later, cheaper ones). When the balance covers
+        them all — the usual case — one conditional UPDATE takes the total."""
         if any(amount <= 0 for amount, _ in items):
             raise ValueError("a debit must be positive")
+        if not items:
+            return []
         today = day_period(self._clock())
         async with self._db.session() as session:
-            charges: list[Charge | None] = []
+            total = await self._take(session, user_id=user_id, amount=sum(a for a, _ in items), today=today)
+            if total is not None:
+                charges: list[Charge | None] = list(_split(total, [amount for amount, _ in items]))
+            else:
+                charges = [await self._take(session, user_id=user_id, amount=a, today=today) for a, _ in items]
             entries: list[store.NewLedgerEntry] = []
-            for amount, context in items:
-                row = await store.debit(session, user_id=user_id, amount=amount, period=today)
-                if row is None and await self._renewed(session, user_id=user_id, today=today):
-                    row = await store.debit(session, user_id=user_id, amount=amount, period=today)
-                if row is None:
-                    charges.append(None)
-                    continue
-                entries += [
-                    _entry(-row.from_daily, DAILY, "debit", context, today),
-                    _entry(-row.from_pack, PACK, "debit", context, today),
-                ]
-                balance = row.daily_balance + row.pack_balance
-                charges.append(Charge(amount, row.from_daily, row.from_pack, balance))
+            for charge, (_, context) in zip(charges, items, strict=True):
+                if charge is not None:
+                    entries += [
+                        _entry(-charge.from_daily, DAILY, "debit", context, today),
+                        _entry(-charge.from_pack, PACK, "debit", context, today),
+                    ]
             await store.add_ledger_entries(session, user_id=user_id, entries=entries)
             return charges
+
+    async def _take(self, session: AsyncSession, *, user_id: str, amount: int, today: str) -> Charge | None:
+        """One conditional debit (renewing the account first if a new day began)."""
+        row = await store.debit(session, user_id=user_id, amount=amount, period=today)
+        if row is None and await self._renewed(session, user_id=user_id, today=today):
+            row = await store.debit(session, user_id=user_id, amount=amount, period=today)
+        if row is None:
+            return None
+        return Charge(amount, row.from_daily, row.from_pack, row.daily_balance + row.pack_balance)
 
     async def _renewed(self, session: AsyncSession, *, user_id: str, today: str) -> bool:
         """Renew the account if it is still on an earlier day; True if that changed anything."""
@@ -201,3 +208,17 @@ def _entry(delta: int, bucket: str, kind: str, context: ChargeContext, period: s
         query_id=context.query_id,
         item_id=context.item_id,
     )
+
+
+def _split(total: Charge, amounts: Sequence[int]) -> list[Charge]:
+    """One debit of a total, attributed to its parts in order exactly as separate debits would be:
+    the daily allowance pays the first parts, packs the rest."""
+    daily_left = total.from_daily
+    balance = total.balance_after + total.amount
+    parts = []
+    for amount in amounts:
+        from_daily = min(daily_left, amount)
+        daily_left -= from_daily
+        balance -= amount
+        parts.append(Charge(amount, from_daily, amount - from_daily, balance))
+    return parts

@@ -40,6 +40,15 @@ _DONE = object()
 
 
 @dataclass(frozen=True)
+class _Unwritten:
+    """A finished tool call's items, waiting to be stored (then summarised, if `summary` is set)."""
+
+    items: tuple[ItemRecord, ItemRecord]
+    summary_id: str
+    summary: SummaryRequest | None
+
+
+@dataclass(frozen=True)
 class RunSetup:
     user: UserRecord
     conversation_id: str
@@ -63,6 +72,8 @@ class _RunState:
     tools_used: list[str] = field(default_factory=list)
     summary_jobs: dict[str, asyncio.Task[str]] = field(default_factory=dict)
     pending: list[asyncio.Task[Any]] = field(default_factory=list)
+    unwritten: list[_Unwritten] = field(default_factory=list)
+    writer: asyncio.Task[None] | None = None
     summaries: dict[str, str] = field(default_factory=dict)
     turns: int = 0
     stop_reason: str = ""
@@ -216,7 +227,7 @@ class ChatRun:
     async def record(
         self, call: ToolUseBlock, item_id: str, outcome: ToolOutcome, admission: Admission
     ) -> ToolResultEvent:
-        # Stored in its own task so that a cancellation cannot cut the write (and its refund) in half.
+        # In a task of its own, so that a cancellation cannot cut a refund in half.
         task = asyncio.create_task(self._record(call, item_id, outcome, admission))
         self._state.pending.append(task)
         return await asyncio.shield(task)
@@ -224,6 +235,8 @@ class ChatRun:
     async def _record(
         self, call: ToolUseBlock, item_id: str, outcome: ToolOutcome, admission: Admission
     ) -> ToolResultEvent:
+        """Settle the call's price, queue its two items (full and summary) for storage, and say
+        what happened. Items of calls that finish together are written in one transaction."""
         state, service = self._state, self._service
         charged = admission.credits if outcome.status.billable else 0
         charge = state.charges.pop(item_id, None)
@@ -264,19 +277,15 @@ class ChatRun:
             credits=0,
             duration_ms=None,
         )
-        await service.history.add(conversation_id=self.conversation_id, items=[full, brief])
+        request = SummaryRequest(ItemKind.TOOL_RESULT, outcome.content, call.name, self.setup.message) if long else None
+        state.unwritten.append(_Unwritten((full, brief), sum_id, request))
+        if state.writer is None or state.writer.done():
+            state.writer = asyncio.create_task(self._write())
+            state.pending.append(state.writer)
         state.summaries[sum_id] = summary
         state.recorded.add(item_id)
         state.completed_tools += outcome.status.billable
         state.tools_used.append(call.name)
-        if long:
-            state.summary_jobs[sum_id] = service.summaries.schedule(
-                conversation_id=self.conversation_id,
-                summary_id=sum_id,
-                full_id=item_id,
-                request=SummaryRequest(ItemKind.TOOL_RESULT, outcome.content, call.name, self.setup.message),
-            )
-        await self._renew_lease_if_due()
         return ToolResultEvent(
             id=call.id,
             name=call.name,
@@ -289,6 +298,24 @@ class ChatRun:
             credits=charged,
             citations=_citations(outcome),
         )
+
+    async def _write(self) -> None:
+        """Store queued tool items, a batch per transaction, then start their summaries."""
+        state, service = self._state, self._service
+        while state.unwritten:
+            batch, state.unwritten = state.unwritten, []
+            await service.history.add(
+                conversation_id=self.conversation_id, items=[item for entry in batch for item in entry.items]
+            )
+            for entry in batch:
+                if entry.summary is not None:
+                    state.summary_jobs[entry.summary_id] = service.summaries.schedule(
+                        conversation_id=self.conversation_id,
+                        summary_id=entry.summary_id,
+                        full_id=entry.items[0].item_id,
+                        request=entry.summary,
+                    )
+            await self._renew_lease_if_due()
 
     async def _renew_lease_if_due(self) -> None:
         if time.monotonic() - self._state.lease_renewed_at > self._service.limits.lease_s / 3:
@@ -309,6 +336,7 @@ class ChatRun:
                 if item_id not in state.recorded:
                     outcome = ToolOutcome(f"{call.name} did not run: the answer was interrupted.", ToolStatus.CANCELLED)
                     await self._record(call, item_id, outcome, Admission(False))
+            await asyncio.gather(*state.pending, return_exceptions=True)  # every tool item is stored
             response = "".join(state.text)
             stop_reason = state.stop_reason or "end_turn"
             events: list[ChatEvent] = []

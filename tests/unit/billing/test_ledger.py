@@ -126,3 +126,16 @@ async def test_grants_must_be_positive(database: Database) -> None:
         except ValueError:
             continue
         raise AssertionError("a non-positive grant was accepted")
+
+
+async def test_several_debits_at_once_split_across_buckets_in_order(database: Database) -> None:
+    user = await new_user(database)
+    credits = CreditService(database)
+    await credits.grant_pack(user_id=user, amount=10, reason="pack")  # 50 daily + 10 pack
+    assert await credits.debit(user_id=user, amount=44, context=CONTEXT) is not None  # 6 daily left
+    charges = await credits.debit_many(user_id=user, items=[(3, CONTEXT), (5, CONTEXT), (2, CONTEXT)])
+    assert [(c.from_daily, c.from_pack, c.balance_after) for c in charges if c] == [(3, 0, 13), (3, 2, 8), (0, 2, 6)]
+    refused = await credits.debit_many(user_id=user, items=[(5, CONTEXT), (9, CONTEXT), (1, CONTEXT)])
+    assert [c.amount if c else None for c in refused] == [5, None, 1]
+    assert await credits.balance(user_id=user) == 0
+    await assert_ledger_matches(database, user)
