@@ -16,12 +16,13 @@ import asyncio
 import json
 import os
 import socket
-import statistics
 import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import httpx
 import psutil
@@ -50,43 +51,74 @@ def stamps(text: str) -> list[float]:
     return [float(part) for part in text.split() if part.replace(".", "", 1).isdigit()]
 
 
-async def through_almanac(base: str, key: str, chats: int) -> list[float]:
-    delays: list[float] = []
+@dataclass
+class Measured:
+    """Per-token delays (arrival minus the fake's send time), per-chat first-token and total times."""
+
+    delays: list[float] = field(default_factory=list)
+    first: list[float] = field(default_factory=list)
+    durations: list[float] = field(default_factory=list)
+    elapsed: float = 0.0
+
+
+async def measure_streams(http: httpx.AsyncClient, chats: int, request: Any, texts: Any) -> Measured:
+    """Run `chats` streams at once; `request(n)` gives (method, path, body); `texts(line)` the token
+    texts a line of the stream carries."""
+    measured = Measured()
+    started = time.monotonic()
+
+    async def one(n: int) -> None:
+        began = time.monotonic()
+        first = None
+        method, path, body = request(n)
+        async with http.stream(method, path, json=body) as response:
+            async for line in response.aiter_lines():
+                now = time.time()
+                arrived = stamps(" ".join(texts(line)))
+                if arrived and first is None:
+                    first = time.monotonic() - began
+                measured.delays.extend(now - sent for sent in arrived)
+        measured.first.append(first if first is not None else float("nan"))
+        measured.durations.append(time.monotonic() - began)
+
+    await asyncio.gather(*(one(n) for n in range(chats)))
+    measured.elapsed = time.monotonic() - started
+    return measured
+
+
+def client(base: str, chats: int, **kwargs: Any) -> httpx.AsyncClient:
     limits = httpx.Limits(max_connections=chats + 10, max_keepalive_connections=chats + 10)
-    async with httpx.AsyncClient(
-        base_url=base, timeout=120, limits=limits, headers={"Authorization": f"Bearer {key}"}
-    ) as http:
-
-        async def one(n: int) -> None:
-            async with http.stream("POST", "/api/chat/stream", json={"message": f"chat {n}"}) as response:
-                event = ""
-                async for line in response.aiter_lines():
-                    if line.startswith("event: "):
-                        event = line[7:]
-                    elif line.startswith("data: ") and event == "text_delta":
-                        now = time.time()
-                        delays.extend(now - sent for sent in stamps(json.loads(line[6:])["text"]))
-
-        await asyncio.gather(*(one(n) for n in range(chats)))
-    return delays
+    return httpx.AsyncClient(base_url=base, timeout=300, limits=limits, **kwargs)
 
 
-async def straight_from_model(base: str, chats: int) -> list[float]:
-    delays: list[float] = []
-    limits = httpx.Limits(max_connections=chats + 10, max_keepalive_connections=chats + 10)
-    async with httpx.AsyncClient(base_url=base, timeout=120, limits=limits) as http:
+async def through_almanac(base: str, key: str, chats: int) -> Measured:
+    event = {"name": ""}
 
-        async def one(n: int) -> None:
-            body = {"model": "m", "stream": True, "messages": [{"role": "user", "content": f"chat {n}"}]}
-            async with http.stream("POST", "/v1/chat/completions", json=body) as response:
-                async for line in response.aiter_lines():
-                    if line.startswith("data: {"):
-                        now = time.time()
-                        for choice in json.loads(line[6:])["choices"]:
-                            delays.extend(now - sent for sent in stamps(choice["delta"].get("content") or ""))
+    def texts(line: str) -> list[str]:
+        if line.startswith("event: "):
+            event["name"] = line[7:]
+        elif line.startswith("data: ") and event["name"] == "text_delta":
+            return [json.loads(line[6:])["text"]]
+        return []
 
-        await asyncio.gather(*(one(n) for n in range(chats)))
-    return delays
+    async with client(base, chats, headers={"Authorization": f"Bearer {key}"}) as http:
+        return await measure_streams(
+            http, chats, lambda n: ("POST", "/api/chat/stream", {"message": f"chat {n}"}), texts
+        )
+
+
+async def straight_from_model(base: str, chats: int) -> Measured:
+    def texts(line: str) -> list[str]:
+        if not line.startswith("data: {"):
+            return []
+        return [choice["delta"].get("content") or "" for choice in json.loads(line[6:])["choices"]]
+
+    def request(n: int) -> tuple[str, str, dict[str, Any]]:
+        body = {"model": "m", "stream": True, "messages": [{"role": "user", "content": f"chat {n}"}]}
+        return "POST", "/v1/chat/completions", body
+
+    async with client(base, chats) as http:
+        return await measure_streams(http, chats, request, texts)
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -109,8 +141,15 @@ def main() -> None:
     args = parser.parse_args()
     folder = Path(tempfile.mkdtemp())
     env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "OPENAI_"))}
+    # Only the chat path is measured: no background doc indexing, no MCP servers.
     env.update(
-        PYTHONPATH=str(ROOT), DATA_DIR=str(folder / "data"), LOCAL_USER="false", LOG_LEVEL="WARNING", SUMMARY_WAIT_S="0"
+        PYTHONPATH=str(ROOT),
+        DATA_DIR=str(folder / "data"),
+        LOCAL_USER="false",
+        LOG_LEVEL="WARNING",
+        SUMMARY_WAIT_S="0",
+        DOCS_AUTO_INDEX="false",
+        MCP_ENABLED="false",
     )
     if args.database_url:
         env["DATABASE_URL"] = args.database_url
@@ -153,43 +192,49 @@ def main() -> None:
         process = psutil.Process(server.pid)
         idle_rss = process.memory_info().rss
 
-        async def measure() -> tuple[list[float], list[float], int, float]:
+        async def measure() -> tuple[Measured, Measured, int]:
             baseline = await straight_from_model(f"http://127.0.0.1:{model_port}", args.chats)
             stop, peak = asyncio.Event(), [idle_rss]
             sampler = asyncio.create_task(sample_rss(process, stop, peak))
-            started = time.monotonic()
             served = await through_almanac(f"http://127.0.0.1:{app_port}", key, args.chats)
-            elapsed = time.monotonic() - started
             stop.set()
             await sampler
-            return baseline, served, peak[0], elapsed
+            return baseline, served, peak[0]
 
-        baseline, served, peak_rss, elapsed = asyncio.run(measure())
+        baseline, served, peak_rss = asyncio.run(measure())
     finally:
         server.terminate()
         fake.terminate()
         server.wait(30)
         fake.wait(30)
+    report(args, baseline, served, idle_rss, peak_rss)
+
+
+def report(args: argparse.Namespace, baseline: Measured, served: Measured, idle_rss: int, peak_rss: int) -> None:
     expected = args.chats * args.tokens
+    ideal = (args.tokens - 1) * args.delay
     print(
-        f"{args.chats} concurrent streaming chats, fake model streaming {args.tokens} tokens {args.delay * 1000:g} ms "
-        f"apart; database: {args.database_url or 'SQLite file'}\n"
+        f"{args.chats} concurrent streaming chats; the fake model streams {args.tokens} tokens {args.delay * 1000:g} "
+        f"ms apart (a stream lasts {ideal:.2f} s unhindered); database: {args.database_url or 'SQLite file'}; "
+        f"client, fake model and server share this machine's {os.cpu_count()} cores\n"
     )
-    print("| path | tokens received | p50 ms | p99 ms |\n|---|---|---|---|")
+    print("| path | tokens | token delay p50 / p99 ms | first token p50 / p99 s | chat p50 / p99 s | all done s |")
+    print("|---|---|---|---|---|---|")
+    for name, m in (("straight from the fake model", baseline), ("through Almanac", served)):
+        print(
+            f"| {name} | {len(m.delays):,}/{expected:,} | {percentile(m.delays, 0.5) * 1000:.1f} / "
+            f"{percentile(m.delays, 0.99) * 1000:.1f} | {percentile(m.first, 0.5):.2f} / "
+            f"{percentile(m.first, 0.99):.2f} | {percentile(m.durations, 0.5):.2f} / "
+            f"{percentile(m.durations, 0.99):.2f} | {m.elapsed:.1f} |"
+        )
     print(
-        f"| straight from the fake model (baseline) | {len(baseline):,}/{expected:,} | "
-        f"{percentile(baseline, 0.5) * 1000:.1f} | {percentile(baseline, 0.99) * 1000:.1f} |"
+        f"\nper token, the service adds p50 {(percentile(served.delays, 0.5) - percentile(baseline.delays, 0.5)) * 1000:+.1f} ms"
+        f" and p99 {(percentile(served.delays, 0.99) - percentile(baseline.delays, 0.99)) * 1000:+.1f} ms "
+        "(token delay through Almanac minus straight from the model)"
     )
     print(
-        f"| through Almanac | {len(served):,}/{expected:,} | {percentile(served, 0.5) * 1000:.1f} | "
-        f"{percentile(served, 0.99) * 1000:.1f} |"
-    )
-    added_p50 = (percentile(served, 0.5) - percentile(baseline, 0.5)) * 1000
-    added_p99 = (percentile(served, 0.99) - percentile(baseline, 0.99)) * 1000
-    print(f"\ndelay the service adds per token: p50 {added_p50:.1f} ms, p99 {added_p99:.1f} ms")
-    print(
-        f"mean per-token delay through Almanac: {statistics.mean(served) * 1000:.1f} ms; "
-        f"all {args.chats} chats done in {elapsed:.1f} s"
+        f"throughput through Almanac: {len(served.delays) / served.elapsed:,.0f} tokens/s "
+        f"(plus one summary stream per chat, written by the same fake model)"
     )
     print(
         f"server resident memory: {idle_rss / 2**20:.0f} MiB idle, {peak_rss / 2**20:.0f} MiB peak "

@@ -10,11 +10,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
-from sqlalchemy.ext.asyncio import AsyncSession
-
 from almanac.billing.plans import day_period, renewal, terms_for
 from almanac.storage import credits as store
-from almanac.storage.db import Database
+from almanac.storage.db import Database, Session
 from almanac.storage.records import AccountRecord, LedgerRecord
 
 DAILY = "daily"
@@ -67,28 +65,34 @@ class CreditService:
         """Debit several amounts in order, in one transaction; each is taken only if the balance
         still covers it (a refused one does not stop later, cheaper ones). When the balance covers
         them all — the usual case — one conditional UPDATE takes the total."""
+        async with self._db.session() as session:
+            return await self.debit_in(session, user_id=user_id, items=items)
+
+    async def debit_in(
+        self, session: Session, *, user_id: str, items: Sequence[tuple[int, ChargeContext]]
+    ) -> list[Charge | None]:
+        """`debit_many` inside the caller's transaction (its rollback undoes the debits)."""
         if any(amount <= 0 for amount, _ in items):
             raise ValueError("a debit must be positive")
         if not items:
             return []
         today = day_period(self._clock())
-        async with self._db.session() as session:
-            total = await self._take(session, user_id=user_id, amount=sum(a for a, _ in items), today=today)
-            if total is not None:
-                charges: list[Charge | None] = list(_split(total, [amount for amount, _ in items]))
-            else:
-                charges = [await self._take(session, user_id=user_id, amount=a, today=today) for a, _ in items]
-            entries: list[store.NewLedgerEntry] = []
-            for charge, (_, context) in zip(charges, items, strict=True):
-                if charge is not None:
-                    entries += [
-                        _entry(-charge.from_daily, DAILY, "debit", context, today),
-                        _entry(-charge.from_pack, PACK, "debit", context, today),
-                    ]
-            await store.add_ledger_entries(session, user_id=user_id, entries=entries)
-            return charges
+        total = await self._take(session, user_id=user_id, amount=sum(a for a, _ in items), today=today)
+        if total is not None:
+            charges: list[Charge | None] = list(_split(total, [amount for amount, _ in items]))
+        else:
+            charges = [await self._take(session, user_id=user_id, amount=a, today=today) for a, _ in items]
+        entries: list[store.NewLedgerEntry] = []
+        for charge, (_, context) in zip(charges, items, strict=True):
+            if charge is not None:
+                entries += [
+                    _entry(-charge.from_daily, DAILY, "debit", context, today),
+                    _entry(-charge.from_pack, PACK, "debit", context, today),
+                ]
+        await store.add_ledger_entries(session, user_id=user_id, entries=entries)
+        return charges
 
-    async def _take(self, session: AsyncSession, *, user_id: str, amount: int, today: str) -> Charge | None:
+    async def _take(self, session: Session, *, user_id: str, amount: int, today: str) -> Charge | None:
         """One conditional debit (renewing the account first if a new day began)."""
         row = await store.debit(session, user_id=user_id, amount=amount, period=today)
         if row is None and await self._renewed(session, user_id=user_id, today=today):
@@ -97,7 +101,7 @@ class CreditService:
             return None
         return Charge(amount, row.from_daily, row.from_pack, row.daily_balance + row.pack_balance)
 
-    async def _renewed(self, session: AsyncSession, *, user_id: str, today: str) -> bool:
+    async def _renewed(self, session: Session, *, user_id: str, today: str) -> bool:
         """Renew the account if it is still on an earlier day; True if that changed anything."""
         account = await store.get_account(session, user_id=user_id)
         if account is None:
@@ -138,7 +142,11 @@ class CreditService:
     async def balance(self, *, user_id: str) -> int:
         """What the user can spend now (renewing the allowance if a new day began)."""
         async with self._db.session() as session:
-            return (await self._current_account(session, user_id=user_id)).balance
+            return await self.balance_in(session, user_id=user_id)
+
+    async def balance_in(self, session: Session, *, user_id: str) -> int:
+        """`balance` inside the caller's transaction."""
+        return (await self._current_account(session, user_id=user_id)).balance
 
     async def snapshot(self, *, user_id: str, recent: int = 20) -> CreditSnapshot:
         """Balances by bucket, plan, what is left this month and the latest ledger rows."""
@@ -154,7 +162,7 @@ class CreditService:
         async with self._db.session() as session:
             return await store.ledger_sums(session, user_id=user_id)
 
-    async def _current_account(self, session: AsyncSession, *, user_id: str) -> AccountRecord:
+    async def _current_account(self, session: Session, *, user_id: str) -> AccountRecord:
         """The account, renewed first if the UTC day changed since its last use."""
         today = day_period(self._clock())
         for _ in range(20):

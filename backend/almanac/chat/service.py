@@ -17,8 +17,6 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-import anyio
-
 from almanac.billing.ledger import ChargeContext, CreditService
 from almanac.billing.plans import how_to_get_more
 from almanac.billing.pricing import BASE_COST
@@ -38,7 +36,7 @@ from almanac.llm.base import Model
 from almanac.memory.history import HistoryStore
 from almanac.memory.ids import ItemKind, query_id
 from almanac.storage import conversations as conversation_store
-from almanac.storage.db import Database
+from almanac.storage.db import Database, Session
 from almanac.storage.records import ItemRecord, UserRecord
 from almanac.tools.registry import ToolRegistry
 
@@ -89,31 +87,26 @@ class ChatService:
         if len(message) > self.limits.max_message_chars:
             raise MessageTooLarge(size=len(message), limit=self.limits.max_message_chars)
         created = conversation_id is None
-        conversation_id = conversation_id or await self._create_conversation(user, message)
         lock_token = str(uuid.uuid4())
-        number = await self._begin_query(user, conversation_id, lock_token, created)
-        context = ChargeContext("query", conversation_id, query_id(number))
-        charge = await self.credits.debit(user_id=user.id, amount=BASE_COST, context=context)
-        if charge is None:
-            balance = await self.credits.balance(user_id=user.id)
-            await self.abandon(
-                conversation_id=conversation_id, lock_token=lock_token, created=created, query_number=number
-            )
-            raise InsufficientCredits(
-                balance=balance, needed=BASE_COST, plan=user.plan, how_to_get_more=how_to_get_more(user.plan)
-            )
-        try:
-            await self.history.add(
-                conversation_id=conversation_id,
-                items=[ItemRecord(item_id=query_id(number), query_number=number, kind=ItemKind.QUERY, content=message)],
-            )
-        except BaseException:
-            with anyio.CancelScope(shield=True):
-                await self.credits.refund(user_id=user.id, charge=charge, context=context)
-                await self.abandon(
-                    conversation_id=conversation_id, lock_token=lock_token, created=created, query_number=number
+        # One transaction: a refusal (busy, unknown, out of credits) rolls everything back.
+        async with self.database.session() as session:
+            if conversation_id is None:
+                title = " ".join(message.split())[:TITLE_CHARS]
+                conversation_id = (
+                    await conversation_store.create_conversation(session, user_id=user.id, title=title)
+                ).id
+            number = await self._begin_query(session, user, conversation_id, lock_token)
+            context = ChargeContext("query", conversation_id, query_id(number))
+            [charge] = await self.credits.debit_in(session, user_id=user.id, items=[(BASE_COST, context)])
+            if charge is None:
+                raise InsufficientCredits(
+                    balance=await self.credits.balance_in(session, user_id=user.id),
+                    needed=BASE_COST,
+                    plan=user.plan,
+                    how_to_get_more=how_to_get_more(user.plan),
                 )
-            raise
+            query = ItemRecord(item_id=query_id(number), query_number=number, kind=ItemKind.QUERY, content=message)
+            await conversation_store.add_items(session, conversation_id=conversation_id, items=[query])
         setup = RunSetup(
             user=user,
             conversation_id=conversation_id,
@@ -127,31 +120,21 @@ class ChatService:
         run.begin()
         return run
 
-    async def _create_conversation(self, user: UserRecord, message: str) -> str:
-        title = " ".join(message.split())[:TITLE_CHARS]
-        async with self.database.session() as session:
-            conversation = await conversation_store.create_conversation(session, user_id=user.id, title=title)
-        return conversation.id
-
-    async def _begin_query(self, user: UserRecord, conversation_id: str, lock_token: str, created: bool) -> int:
+    async def _begin_query(self, session: Session, user: UserRecord, conversation_id: str, lock_token: str) -> int:
         now = self.clock()
-        async with self.database.session() as session:
-            number = await conversation_store.begin_query(
-                session,
-                user_id=user.id,
-                conversation_id=conversation_id,
-                lock_token=lock_token,
-                now=now,
-                lease_until=now + timedelta(seconds=self.limits.lease_s),
-            )
-            if number is not None:
-                return number
-            exists = await conversation_store.get_conversation(
-                session, user_id=user.id, conversation_id=conversation_id
-            )
-        if exists is None or created:
-            raise ConversationNotFound(conversation_id)
-        raise ConversationBusy(conversation_id)
+        number = await conversation_store.begin_query(
+            session,
+            user_id=user.id,
+            conversation_id=conversation_id,
+            lock_token=lock_token,
+            now=now,
+            lease_until=now + timedelta(seconds=self.limits.lease_s),
+        )
+        if number is not None:
+            return number
+        if await conversation_store.get_conversation(session, user_id=user.id, conversation_id=conversation_id):
+            raise ConversationBusy(conversation_id)
+        raise ConversationNotFound(conversation_id)
 
     async def abandon(self, *, conversation_id: str, lock_token: str, created: bool, query_number: int) -> None:
         """Undo a query that left nothing worth keeping: its items, its number, and the

@@ -2,12 +2,17 @@
 
 SQLite runs in WAL mode with a busy timeout, and every transaction starts with `BEGIN IMMEDIATE`
 so that read-then-write transactions queue for the write lock instead of failing with
-"database is locked". PostgreSQL runs at READ COMMITTED; the billing statements are single
-conditional UPDATEs that are safe there.
+"database is locked". Within one process, SQLite transactions also take turns on an asyncio lock:
+waiting there is cheap, whereas SQLite's own busy handler waits by sleeping (up to 100 ms a try),
+which collapses throughput under concurrency. Sessions must therefore not be nested.
+
+PostgreSQL runs at READ COMMITTED; the billing statements are single conditional UPDATEs that are
+safe there.
 """
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -16,6 +21,9 @@ from typing import Any
 from sqlalchemy import event, text
 from sqlalchemy.engine import make_url
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker, create_async_engine
+
+Session = AsyncSession
+"""The session type other layers may name in signatures (they never import SQLAlchemy)."""
 
 
 class Database:
@@ -34,11 +42,16 @@ class Database:
         if self.is_sqlite:
             _configure_sqlite(self.engine)
         self._sessions = async_sessionmaker(self.engine, expire_on_commit=False)
+        self._turns = asyncio.Lock() if self.is_sqlite else None
 
     @asynccontextmanager
     async def session(self) -> AsyncIterator[AsyncSession]:
         """A session inside one transaction: committed when the block ends, rolled back on error."""
-        async with self._sessions() as session, session.begin():
+        if self._turns is None:
+            async with self._sessions() as session, session.begin():
+                yield session
+            return
+        async with self._turns, self._sessions() as session, session.begin():
             yield session
 
     async def ping(self) -> bool:
