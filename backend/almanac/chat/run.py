@@ -105,12 +105,29 @@ class ChatRun:
     # --- the event stream --------------------------------------------------------------------
 
     async def events(self) -> AsyncIterator[ChatEvent]:
-        """The run's events. Leaving early cancels the run; its finish step still completes."""
+        """The run's events. Leaving early cancels the run; its finish step still completes.
+
+        When the reader falls behind, text deltas already waiting are merged into one event, so a
+        busy server sends fewer, larger deltas instead of falling further behind."""
         self.begin()
         worker = self._worker
         assert worker is not None
+        held: object = None
         try:
-            while (event := await self._queue.get()) is not _DONE:
+            while True:
+                event = held if held is not None else await self._queue.get()
+                held = None
+                if event is _DONE:
+                    break
+                if isinstance(event, TextDeltaEvent):
+                    text = [event.text]
+                    while not self._queue.empty():
+                        held = self._queue.get_nowait()
+                        if not isinstance(held, TextDeltaEvent):
+                            break
+                        text.append(held.text)
+                        held = None
+                    event = TextDeltaEvent("".join(text)) if len(text) > 1 else event
                 yield event  # type: ignore[misc]
         finally:
             if not worker.done():

@@ -305,3 +305,20 @@ async def test_leaving_before_any_output_undoes_the_query(make: Any) -> None:
     assert await ledger_matches(services, user.id) == 50
     async with services.database.session() as session:
         assert await store.get_conversation(session, user_id=user.id, conversation_id=run.conversation_id) is None
+
+
+async def test_text_waiting_for_a_slow_reader_is_merged(make: Any) -> None:
+    from almanac.chat.events import TextDeltaEvent
+
+    async def chatty(request: ModelRequest) -> AsyncIterator[ModelEvent]:
+        for word in ["one ", "two ", "three ", "four"]:
+            yield TextDelta(word)
+
+    services, _, _ = make(chatty)
+    user = (await make_user(services)).user
+    run = await services.chat.start(user=user, message="q", conversation_id=None)
+    await asyncio.sleep(0.2)  # the reader is late: every delta is already waiting
+    events = await collect(run)
+    deltas = [e.text for e in events if isinstance(e, TextDeltaEvent)]
+    assert deltas == ["one two three four"]
+    assert events[-1].type == "message_end" and events[-1].response == "one two three four"  # type: ignore[union-attr]
