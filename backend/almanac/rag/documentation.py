@@ -122,28 +122,40 @@ class Documentation:
         return f"{source}; local index: {self.state.status}", embeddings
 
     async def start(self, database: Database) -> None:
-        """Load the local index; build it in the background if it was never built."""
+        """Load the local index. With auto-indexing on, build what is missing in the background:
+        first a BM25-only index (usable within a minute), then the embeddings (minutes), after which
+        the hybrid index replaces it. A restart resumes the embeddings (they are cached)."""
         self.state.index = await load_local_index(database)
-        if self.state.index is not None:
-            index = self.state.index
-            self.state.status = f"{len(index.chunks):,} chunks, {len(index.libraries):,} libraries"
-            return
+        index = self.state.index
+        if index is not None:
+            self.state.status = self._ready_status(index)
+        needs_vectors = self.embedder is not None and (index is None or index.model_id != self.embedder.model_id)
         if not self.config.auto_index:
-            self.state.status = "not built (run `almanac docs index`)"
+            if index is None:
+                self.state.status = "not built (run `almanac docs index`)"
             return
-        self.state.status = "being built in the background"
-        self.state.task = asyncio.create_task(self._build(database))
+        if index is None or needs_vectors:
+            self.state.task = asyncio.create_task(self._build(database, lexical_first=index is None))
 
-    async def _build(self, database: Database) -> None:
+    def _ready_status(self, index: LocalIndex) -> str:
+        kind = "hybrid" if index.vectors is not None else "BM25 only"
+        return f"{len(index.chunks):,} chunks, {len(index.libraries):,} libraries ({kind})"
+
+    async def _build(self, database: Database, *, lexical_first: bool) -> None:
         def progress(stage: str, done: int, total: int) -> None:
-            self.state.status = f"being built: {stage}" + (f" {done:,}/{total:,}" if total else "")
+            prefix = f"{self._ready_status(self.state.index)}; " if self.state.index else ""
+            self.state.status = f"{prefix}being built: {stage}" + (f" {done:,}/{total:,}" if total else "")
 
         try:
-            await build_local_index(database, self.config.inputs, self.embedder, progress=progress)
-            self.state.index = await load_local_index(database)
-            count = len(self.state.index.chunks) if self.state.index else 0
-            self.state.status = f"{count:,} chunks"
-            log.info("local documentation index ready: %s chunks", count)
+            if lexical_first:
+                await build_local_index(database, self.config.inputs, None, progress=progress)
+                self.state.index = await load_local_index(database)
+            if self.embedder is not None:
+                await build_local_index(database, self.config.inputs, self.embedder, progress=progress)
+                self.state.index = await load_local_index(database)
+            if self.state.index is not None:
+                self.state.status = self._ready_status(self.state.index)
+                log.info("local documentation index ready: %s", self.state.status)
         except Exception:  # boundary: a failed background build must leave the service running
             log.exception("building the local documentation index failed")
             self.state.status = "build failed (see the log; run `almanac docs index`)"
