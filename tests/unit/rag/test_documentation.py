@@ -3,11 +3,12 @@
 from pathlib import Path
 from typing import Any
 
+from tests.fakes.embedder import HashEmbedder
+
 from almanac.llm.providers.offline import OfflineModel
 from almanac.rag.documentation import DocConfig, build_documentation
 from almanac.rag.embeddings.cache import CachedEmbedder
 from almanac.rag.local_index import IndexInputs
-from tests.fakes.embedder import HashEmbedder
 
 
 async def test_auto_indexing_serves_bm25_first_then_the_hybrid_index(
