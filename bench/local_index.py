@@ -74,7 +74,7 @@ async def main() -> None:
     questions = (QUESTIONS * (args.queries // len(QUESTIONS) + 1))[: args.queries]
     query_vectors = {q: None for q, _ in questions}
     timings: dict[str, list[float]] = {"all": [], "one library": [], "embed query": []}
-    for question, library in questions:
+    for question, _ in questions:
         begin = time.perf_counter()
         if embedder is not None:
             query_vectors[question] = (await inner.embed([question], input_type="query"))[0]
