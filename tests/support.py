@@ -46,3 +46,22 @@ def api_client(services: Services, settings: Settings, key: str | None = None) -
 def services_for(url: str, *, model: Model | None = None, **overrides: Any) -> tuple[Services, Settings]:
     settings = settings_for(url, **overrides)
     return build_services(settings, model=model), settings
+
+
+def wait_ready(process: Any, url: str, *, timeout_s: float = 60) -> None:
+    """Wait until an `almanac serve` subprocess answers `GET {url}/ready`; fail with its output if it dies."""
+    import time
+
+    deadline = time.monotonic() + timeout_s
+    while True:
+        if process.poll() is not None:
+            stream = process.stdout or process.stderr
+            raise AssertionError(f"server exited: {stream.read() if stream else ''}")
+        try:
+            if httpx.get(f"{url}/ready", timeout=1).status_code == 200:
+                return
+        except httpx.HTTPError:
+            pass
+        if time.monotonic() > deadline:
+            raise AssertionError(f"{url} did not become ready")
+        time.sleep(0.2)

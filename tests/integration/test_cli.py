@@ -10,6 +10,7 @@ from pathlib import Path
 
 import httpx
 import pytest
+from tests.support import wait_ready
 
 ALMANAC = [sys.executable, "-m", "almanac.cli"]
 
@@ -80,17 +81,6 @@ def test_serve_on_embedded_defaults_and_restart(tmp_path: Path) -> None:
             text=True,
         )
 
-    def wait_ready(process: subprocess.Popen[str]) -> None:
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            assert process.poll() is None, process.stdout.read() if process.stdout else ""
-            try:
-                if httpx.get(f"http://127.0.0.1:{port}/ready", timeout=1).status_code == 200:
-                    return
-            except httpx.HTTPError:
-                time.sleep(0.2)
-        raise AssertionError("server did not become ready")
-
     def stop(process: subprocess.Popen[str]) -> str:
         process.send_signal(signal.SIGINT)
         output, _ = process.communicate(timeout=30)
@@ -98,7 +88,7 @@ def test_serve_on_embedded_defaults_and_restart(tmp_path: Path) -> None:
 
     first = start()
     try:
-        wait_ready(first)
+        wait_ready(first, f"http://127.0.0.1:{port}")
         key_file = tmp_path / "data" / "local-api-key"
         assert oct(key_file.stat().st_mode & 0o777) == "0o600"
         key = key_file.read_text().strip()
@@ -125,7 +115,7 @@ def test_serve_on_embedded_defaults_and_restart(tmp_path: Path) -> None:
 
     second = start()
     try:
-        wait_ready(second)
+        wait_ready(second, f"http://127.0.0.1:{port}")
         detail = httpx.get(f"http://127.0.0.1:{port}/api/conversations/{conversation}", headers=headers, timeout=10)
         assert [item["id"] for item in detail.json()["full"]] == ["q1", "q1-r"]
         assert httpx.get(f"http://127.0.0.1:{port}/api/credits", headers=headers).json()["balance"] < 45

@@ -5,12 +5,12 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import httpx
 import psutil
 from tests.mcp_servers.harness import make_repository
+from tests.support import wait_ready
 
 from almanac.mcp_client.factory import CHECKOUT_CONFIG
 
@@ -44,16 +44,7 @@ def test_serve_starts_and_stops_the_mcp_servers(tmp_path: Path) -> None:
         text=True,
     )
     try:
-        deadline = time.monotonic() + 60
-        while True:
-            assert process.poll() is None, process.stdout.read() if process.stdout else ""
-            try:
-                if httpx.get(f"http://127.0.0.1:{port}/ready", timeout=1).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            assert time.monotonic() < deadline, "server did not become ready"
-            time.sleep(0.2)
+        wait_ready(process, f"http://127.0.0.1:{port}")
         children = psutil.Process(process.pid).children(recursive=True)
         assert any("mcp_server_git" in " ".join(child.cmdline()) for child in children)
         key = (tmp_path / "data" / "local-api-key").read_text().strip()

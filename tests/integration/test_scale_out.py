@@ -8,7 +8,6 @@ import signal
 import socket
 import subprocess
 import sys
-import time
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
@@ -16,6 +15,7 @@ from typing import Any
 
 import httpx
 import pytest
+from tests.support import wait_ready
 
 from almanac.auth.service import AccountService
 from almanac.billing.ledger import CreditService
@@ -58,17 +58,8 @@ def servers(postgres_url: str, tmp_path: Path) -> Iterator[list[str]]:
     ]
     urls = [f"http://127.0.0.1:{port}" for port in ports]
     try:
-        deadline = time.monotonic() + 90
         for url, process in zip(urls, processes, strict=True):
-            while True:
-                assert process.poll() is None, process.stderr.read() if process.stderr else ""
-                try:
-                    if httpx.get(f"{url}/ready", timeout=1).status_code == 200:
-                        break
-                except httpx.HTTPError:
-                    pass
-                assert time.monotonic() < deadline, f"{url} did not become ready"
-                time.sleep(0.2)
+            wait_ready(process, url, timeout_s=90)
         yield urls
     finally:
         for process in processes:
