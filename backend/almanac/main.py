@@ -7,7 +7,6 @@ import logging
 import os
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
 from pathlib import Path
 
 from fastapi import FastAPI
@@ -27,12 +26,13 @@ from almanac.chat.turn import LoopLimits
 from almanac.config import Settings
 from almanac.llm.base import Model
 from almanac.llm.providers import ProviderConfig, build_model
-from almanac.mcp_client import McpClient, build_mcp_client, teach
+from almanac.mcp_client import build_mcp_client, teach
 from almanac.memory.conversations import ConversationService
 from almanac.memory.history import HistoryStore
 from almanac.memory.summarise import ExtractiveSummariser, ModelSummariser, Summariser
-from almanac.rag.documentation import DocConfig, Documentation, build_documentation
+from almanac.rag.documentation import DocConfig, build_documentation
 from almanac.rag.local_index import IndexInputs
+from almanac.services import Services
 from almanac.startup import describe
 from almanac.storage.db import Database
 from almanac.tools.builtin.documentation import DocumentationTool
@@ -40,26 +40,6 @@ from almanac.tools.builtin.full_context import FullContextTool
 from almanac.tools.registry import ToolRegistry
 
 log = logging.getLogger("almanac")
-
-
-@dataclass
-class Services:
-    """Everything a request handler may use, built once per application."""
-
-    settings: Settings
-    database: Database
-    accounts: AccountService
-    credits: CreditService
-    history: HistoryStore
-    registry: ToolRegistry
-    model: Model
-    summariser: Summariser
-    summaries: SummaryJobs
-    chat: ChatService
-    conversations: ConversationService
-    documentation: Documentation
-    web_ui: Path | None = None
-    mcp: McpClient | None = None
 
 
 def provider_config(settings: Settings, *, model: str | None = None) -> ProviderConfig:

@@ -2,12 +2,8 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from almanac.config import Settings
-
-if TYPE_CHECKING:
-    from almanac.main import Services
+from almanac.services import Services
 
 
 def rows(settings: Settings, services: Services) -> list[tuple[str, str]]:

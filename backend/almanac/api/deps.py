@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated
+from typing import Annotated
 
 from fastapi import Cookie, Depends, Header, Request
 
 from almanac.api.errors import ApiError
+from almanac.services import Services
 from almanac.storage.records import UserRecord
-
-if TYPE_CHECKING:
-    from almanac.main import Services
 
 
 def get_services(request: Request) -> Services:
@@ -18,7 +16,7 @@ def get_services(request: Request) -> Services:
     return services
 
 
-ServicesDep = Annotated["Services", Depends(get_services)]
+ServicesDep = Annotated[Services, Depends(get_services)]
 SESSION_COOKIE = "almanac_session"
 
 

@@ -1,0 +1,41 @@
+"""`Services`: everything a request handler may use, built once per application by the
+composition root (`almanac.main.build_services`). Its own module, below both `main` and `api`."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from almanac.auth.service import AccountService
+from almanac.billing.ledger import CreditService
+from almanac.chat.service import ChatService
+from almanac.chat.summaries import SummaryJobs
+from almanac.config import Settings
+from almanac.llm.base import Model
+from almanac.mcp_client import McpClient
+from almanac.memory.conversations import ConversationService
+from almanac.memory.history import HistoryStore
+from almanac.memory.summarise import Summariser
+from almanac.rag.documentation import Documentation
+from almanac.storage.db import Database
+from almanac.tools.registry import ToolRegistry
+
+
+@dataclass
+class Services:
+    """Everything a request handler may use, built once per application."""
+
+    settings: Settings
+    database: Database
+    accounts: AccountService
+    credits: CreditService
+    history: HistoryStore
+    registry: ToolRegistry
+    model: Model
+    summariser: Summariser
+    summaries: SummaryJobs
+    chat: ChatService
+    conversations: ConversationService
+    documentation: Documentation
+    web_ui: Path | None = None
+    mcp: McpClient | None = None
