@@ -1,35 +1,33 @@
-"""One query being answered: the turn loop's hooks (IDs, credits, storage) and its finish step."""
+"""One query being answered: its lifecycle — start the loop, stream its events, and finish (store the
+answer, settle the bill, release the conversation) whatever happened. What tool calls cost and how
+they are stored is `chat/hooks.py`."""
 
 from __future__ import annotations
 
 import asyncio
 import logging
 import time
-from collections.abc import AsyncIterator, Sequence
-from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import anyio
 
 from almanac.billing.ledger import Charge, ChargeContext
-from almanac.billing.pricing import BillingCategory, tool_call_cost
 from almanac.chat.events import (
     ChatEvent,
     ErrorEvent,
     MessageEnd,
     MessageStart,
     TextDeltaEvent,
-    ToolResultEvent,
 )
-from almanac.chat.turn import Admission, TurnLoop
+from almanac.chat.hooks import QueryHooks, QueryRef
+from almanac.chat.turn import TurnLoop
 from almanac.llm.base import ModelError
-from almanac.llm.messages import ToolUseBlock
 from almanac.memory.history import working_messages
-from almanac.memory.ids import ItemKind, query_id, response_id, summary_id, tool_result_id
+from almanac.memory.ids import ItemKind, query_id, response_id, summary_id
 from almanac.memory.summarise import SummaryRequest, needs_summary
 from almanac.storage.records import ItemRecord, UserRecord
-from almanac.tools.base import Tool, ToolContext
-from almanac.tools.runner import ToolOutcome, ToolStatus
 
 if TYPE_CHECKING:
     from almanac.chat.service import ChatService
@@ -37,15 +35,6 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 FINISH_TIMEOUT_S = 30.0
 _DONE = object()
-
-
-@dataclass(frozen=True)
-class _Unwritten:
-    """A finished tool call's items, waiting to be stored (then summarised, if `summary` is set)."""
-
-    items: tuple[ItemRecord, ItemRecord]
-    summary_id: str
-    summary: SummaryRequest | None
 
 
 @dataclass(frozen=True)
@@ -61,20 +50,7 @@ class RunSetup:
 
 @dataclass
 class _RunState:
-    tool_count: int = 0
-    allocated: dict[str, ToolUseBlock] = field(default_factory=dict)
-    recorded: set[str] = field(default_factory=set)
-    completed_tools: int = 0
-    charges: dict[str, Charge] = field(default_factory=dict)
-    documentation_paid_by: str | None = None
-    credits_used: int = 0
     text: list[str] = field(default_factory=list)
-    tools_used: list[str] = field(default_factory=list)
-    summary_jobs: dict[str, asyncio.Task[str]] = field(default_factory=dict)
-    pending: list[asyncio.Task[Any]] = field(default_factory=list)
-    unwritten: list[_Unwritten] = field(default_factory=list)
-    writer: asyncio.Task[None] | None = None
-    summaries: dict[str, str] = field(default_factory=dict)
     turns: int = 0
     stop_reason: str = ""
     lease_renewed_at: float = field(default_factory=time.monotonic)
@@ -87,7 +63,14 @@ class ChatRun:
         self._service = service
         self.setup = setup
         self.query_id = query_id(setup.query_number)
-        self._state = _RunState(credits_used=setup.base_charge.amount)
+        self._state = _RunState()
+        self.hooks = QueryHooks(
+            QueryRef(setup.user.id, setup.conversation_id, setup.query_number, self.query_id, setup.message),
+            credits=service.credits,
+            history=service.history,
+            summaries=service.summaries,
+            on_write=self._renew_lease_if_due,
+        )
         self._queue: asyncio.Queue[object] = asyncio.Queue()
         self._worker: asyncio.Task[None] | None = None
 
@@ -150,7 +133,7 @@ class ChatRun:
                 system=service.system_prompt,
                 messages=messages,
                 registry=service.registry,
-                hooks=self,
+                hooks=self.hooks,
                 limits=service.limits.loop,
             )
             async for event in loop.run():
@@ -173,167 +156,6 @@ class ChatRun:
         finally:
             queue.put_nowait(_DONE)
 
-    # --- LoopHooks ---------------------------------------------------------------------------
-
-    def allocate(self, call: ToolUseBlock) -> tuple[str, ToolContext]:
-        self._state.tool_count += 1
-        item_id = tool_result_id(self.setup.query_number, self._state.tool_count)
-        self._state.allocated[item_id] = call
-        return item_id, ToolContext(
-            user_id=self.setup.user.id,
-            conversation_id=self.conversation_id,
-            query_number=self.setup.query_number,
-            query_id=self.query_id,
-            item_id=item_id,
-            tool_use_id=call.id,
-        )
-
-    async def admit(self, calls: Sequence[tuple[ToolUseBlock, Tool, str]]) -> list[Admission]:
-        state = self._state
-        prices: list[int] = []
-        documentation_paid = state.documentation_paid_by is not None
-        for _, tool, _ in calls:
-            prices.append(tool_call_cost(tool.billing, documentation_charged=documentation_paid))
-            documentation_paid = documentation_paid or tool.billing is BillingCategory.DOCUMENTATION
-        paid = [(call, item_id, price) for (call, _, item_id), price in zip(calls, prices, strict=True) if price]
-        # Debited in a task of its own: if this run is cancelled meanwhile, the charges are still
-        # tracked in `state.charges` (and refunded by the finish step, since the calls never ran).
-        debit = asyncio.create_task(self._debit(paid))
-        state.pending.append(debit)
-        charges = await asyncio.shield(debit)
-        balance = min((c.balance_after for c in charges.values()), default=None)
-        admissions: list[Admission] = []
-        documentation_refused = False
-        for (call, tool, item_id), price in zip(calls, prices, strict=True):
-            full_price = tool_call_cost(tool.billing, documentation_charged=False)
-            is_documentation = tool.billing is BillingCategory.DOCUMENTATION
-            if price and item_id in charges:
-                if is_documentation:
-                    state.documentation_paid_by = item_id
-                admissions.append(Admission(True, price))
-            elif price or (is_documentation and documentation_refused):
-                documentation_refused = documentation_refused or is_documentation
-                shown = (
-                    balance if balance is not None else await self._service.credits.balance(user_id=self.setup.user.id)
-                )
-                admissions.append(
-                    Admission(
-                        False,
-                        0,
-                        (
-                            f"Not run: {call.name} costs {price or full_price} "
-                            f"credits and the user's balance is {shown}. "
-                            "Answer with what you already have, and mention that credits ran out."
-                        ),
-                    )
-                )
-            else:
-                admissions.append(Admission(True, 0))
-        return admissions
-
-    async def _debit(self, paid: Sequence[tuple[ToolUseBlock, str, int]]) -> dict[str, Charge]:
-        contexts = [
-            (price, ChargeContext(f"tool {call.name}", self.conversation_id, self.query_id, item_id))
-            for call, item_id, price in paid
-        ]
-        results = await self._service.credits.debit_many(user_id=self.setup.user.id, items=contexts)
-        charges = {item_id: charge for (_, item_id, _), charge in zip(paid, results, strict=True) if charge}
-        self._state.charges.update(charges)
-        return charges
-
-    async def record(
-        self, call: ToolUseBlock, item_id: str, outcome: ToolOutcome, admission: Admission
-    ) -> ToolResultEvent:
-        # In a task of its own, so that a cancellation cannot cut a refund in half.
-        task = asyncio.create_task(self._record(call, item_id, outcome, admission))
-        self._state.pending.append(task)
-        return await asyncio.shield(task)
-
-    async def _record(
-        self, call: ToolUseBlock, item_id: str, outcome: ToolOutcome, admission: Admission
-    ) -> ToolResultEvent:
-        """Settle the call's price, queue its two items (full and summary) for storage, and say
-        what happened. Items of calls that finish together are written in one transaction."""
-        state, service = self._state, self._service
-        charged = admission.credits if outcome.status.billable else 0
-        charge = state.charges.pop(item_id, None)
-        if charge is not None and not outcome.status.billable:
-            await service.credits.refund(
-                user_id=self.setup.user.id,
-                charge=charge,
-                context=ChargeContext(
-                    f"tool {call.name} {outcome.status.value}", self.conversation_id, self.query_id, item_id
-                ),
-            )
-            if state.documentation_paid_by == item_id:
-                state.documentation_paid_by = None
-        state.credits_used += charged
-        sum_id = summary_id(item_id)
-        long = needs_summary(outcome.content)
-        summary = service.summaries.fallback(outcome.content, full_id=item_id) if long else outcome.content
-        full = ItemRecord(
-            item_id=item_id,
-            query_number=self.setup.query_number,
-            kind=ItemKind.TOOL_RESULT,
-            content=outcome.content,
-            status=outcome.status.value,
-            tool_name=call.name,
-            tool_input=dict(call.input),
-            tool_use_id=call.id,
-            is_error=outcome.is_error,
-            credits=charged,
-            duration_ms=outcome.duration_ms,
-        )
-        brief = replace(
-            full,
-            item_id=sum_id,
-            kind=ItemKind.TOOL_SUMMARY,
-            content=summary,
-            ref=item_id,
-            status="pending" if long else "done",
-            credits=0,
-            duration_ms=None,
-        )
-        request = SummaryRequest(ItemKind.TOOL_RESULT, outcome.content, call.name, self.setup.message) if long else None
-        state.unwritten.append(_Unwritten((full, brief), sum_id, request))
-        if state.writer is None or state.writer.done():
-            state.writer = asyncio.create_task(self._write())
-            state.pending.append(state.writer)
-        state.summaries[sum_id] = summary
-        state.recorded.add(item_id)
-        state.completed_tools += outcome.status.billable
-        state.tools_used.append(call.name)
-        return ToolResultEvent(
-            id=call.id,
-            name=call.name,
-            item_id=item_id,
-            summary_id=sum_id,
-            is_error=outcome.is_error,
-            status=outcome.status.value,
-            summary=None if long else summary,
-            duration_ms=outcome.duration_ms,
-            credits=charged,
-            citations=_citations(outcome),
-        )
-
-    async def _write(self) -> None:
-        """Store queued tool items, a batch per transaction, then start their summaries."""
-        state, service = self._state, self._service
-        while state.unwritten:
-            batch, state.unwritten = state.unwritten, []
-            await service.history.add(
-                conversation_id=self.conversation_id, items=[item for entry in batch for item in entry.items]
-            )
-            for entry in batch:
-                if entry.summary is not None:
-                    state.summary_jobs[entry.summary_id] = service.summaries.schedule(
-                        conversation_id=self.conversation_id,
-                        summary_id=entry.summary_id,
-                        full_id=entry.items[0].item_id,
-                        request=entry.summary,
-                    )
-            await self._renew_lease_if_due()
-
     async def _renew_lease_if_due(self) -> None:
         if time.monotonic() - self._state.lease_renewed_at > self._service.limits.lease_s / 3:
             self._state.lease_renewed_at = time.monotonic()
@@ -344,16 +166,12 @@ class ChatRun:
     async def _finish(self, *, error: Exception | None, cancelled: bool) -> list[ChatEvent]:
         """Store and bill what completed, release the conversation, and say how it ended."""
         async with asyncio.timeout(FINISH_TIMEOUT_S):
-            state, service, setup = self._state, self._service, self.setup
-            await asyncio.gather(*state.pending, return_exceptions=True)
-            produced = bool(state.text) or state.completed_tools > 0
+            state, service, setup, tools = self._state, self._service, self.setup, self.hooks.tools
+            await self.hooks.wait_pending()
+            produced = bool(state.text) or tools.completed > 0
             if (error is not None or cancelled) and not produced:
                 return await self._undo(error)
-            for item_id, call in state.allocated.items():
-                if item_id not in state.recorded:
-                    outcome = ToolOutcome(f"{call.name} did not run: the answer was interrupted.", ToolStatus.CANCELLED)
-                    await self._record(call, item_id, outcome, Admission(False))
-            await asyncio.gather(*state.pending, return_exceptions=True)  # every tool item is stored
+            await self.hooks.settle()  # every tool item is stored and its price settled
             response = "".join(state.text)
             stop_reason = state.stop_reason or "end_turn"
             events: list[ChatEvent] = []
@@ -369,11 +187,11 @@ class ChatRun:
                 response, status="done" if stop_reason not in ("error", "cancelled") else "interrupted"
             )
             if not cancelled:
-                await service.summaries.wait(state.summary_jobs.values(), timeout_s=service.limits.summary_wait_s)
+                await service.summaries.wait(tools.summary_jobs.values(), timeout_s=service.limits.summary_wait_s)
             await service.release(conversation_id=self.conversation_id, lock_token=setup.lock_token)
-            for sum_id, job in state.summary_jobs.items():
+            for sum_id, job in tools.summary_jobs.items():
                 if job.done() and not job.cancelled() and job.exception() is None:
-                    state.summaries[sum_id] = job.result()
+                    tools.summaries[sum_id] = job.result()
             balance = await service.credits.balance(user_id=setup.user.id)
             response_sum_id = summary_id(response_id(setup.query_number))
             events.append(
@@ -382,17 +200,22 @@ class ChatRun:
                     query_id=self.query_id,
                     message_id=response_id(setup.query_number),
                     summary_id=response_sum_id,
-                    summary=state.summaries.get(response_sum_id, ""),
+                    summary=tools.summaries.get(response_sum_id, ""),
                     response=response,
-                    tools_used=list(state.tools_used),
-                    credits_used=state.credits_used,
+                    tools_used=list(tools.names),
+                    credits_used=self.credits_used,
                     credits_remaining=balance,
                     turns=state.turns,
                     stop_reason=stop_reason,
-                    summaries=dict(state.summaries),
+                    summaries=dict(tools.summaries),
                 )
             )
             return events
+
+    @property
+    def credits_used(self) -> int:
+        """The base charge plus what the tool calls cost so far."""
+        return self.setup.base_charge.amount + self.hooks.tools.credits
 
     async def _store_response(self, response: str, *, status: str) -> None:
         service, number = self._service, self.setup.query_number
@@ -409,7 +232,7 @@ class ChatRun:
                     kind=ItemKind.RESPONSE,
                     content=response,
                     status=status,
-                    credits=self._state.credits_used,
+                    credits=self.credits_used,
                 ),
                 ItemRecord(
                     item_id=sum_id,
@@ -421,9 +244,9 @@ class ChatRun:
                 ),
             ],
         )
-        self._state.summaries[sum_id] = summary
+        self.hooks.tools.summaries[sum_id] = summary
         if long:
-            self._state.summary_jobs[sum_id] = service.summaries.schedule(
+            self.hooks.tools.summary_jobs[sum_id] = service.summaries.schedule(
                 conversation_id=self.conversation_id,
                 summary_id=sum_id,
                 full_id=full_id,
@@ -433,7 +256,7 @@ class ChatRun:
     async def _undo(self, error: Exception | None) -> list[ChatEvent]:
         """The query produced nothing: refund it and remove every trace of it."""
         service, setup = self._service, self.setup
-        for item_id, charge in list(self._state.charges.items()):
+        for item_id, charge in list(self.hooks.charges.items()):
             await service.credits.refund(
                 user_id=setup.user.id,
                 charge=charge,
@@ -463,13 +286,3 @@ def _error_message(error: Exception) -> str:
     if isinstance(error, ModelError):
         return str(error) or "the model failed"
     return "an internal error stopped the answer; it has been logged"
-
-
-def _citations(outcome: ToolOutcome) -> list[dict[str, str]]:
-    """Sources a tool reported in its structured data (`{"citations": [{title, url, library}]}`)."""
-    cited = (outcome.data or {}).get("citations") or []
-    return [
-        {key: str(entry[key]) for key in ("title", "url", "library") if entry.get(key)}
-        for entry in cited
-        if isinstance(entry, dict) and entry.get("url")
-    ]
