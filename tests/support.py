@@ -39,7 +39,7 @@ def api_client(services: Services, settings: Settings, key: str | None = None) -
     app = create_app(settings, services)
     headers = {"Authorization": f"Bearer {key}"} if key else {}
     return httpx.AsyncClient(
-        transport=httpx.ASGITransport(app=app), base_url="http://test", headers=headers, timeout=30
+        transport=httpx.ASGITransport(app=app), base_url="http://localhost", headers=headers, timeout=30
     )
 
 

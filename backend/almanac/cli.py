@@ -4,6 +4,8 @@ almanac serve [--host H] [--port P]     apply pending migrations, then serve
 almanac db upgrade                      apply pending migrations
 almanac users create --email E [--plan free|pro]   prints the new API key as the last line
 almanac keys create --email E           another API key for a user (last line)
+almanac keys list --email E             a user's keys (ID, prefix, name, created, last used, revoked)
+almanac keys revoke --email E --key K   revoke a key by ID or prefix (its browser sessions end too)
 almanac credits grant --email E --amount N --reason R
 almanac credits show --email E
 """
@@ -74,6 +76,13 @@ def _parser() -> argparse.ArgumentParser:
     key.add_argument("--email", required=True)
     key.add_argument("--name", default="")
     key.set_defaults(handler=_keys_create)
+    listing = keys.add_parser("list", help="list a user's API keys")
+    listing.add_argument("--email", required=True)
+    listing.set_defaults(handler=_keys_list)
+    revoke = keys.add_parser("revoke", help="revoke an API key (its browser sessions end too)")
+    revoke.add_argument("--email", required=True)
+    revoke.add_argument("--key", required=True, help="the key's ID or its prefix as listed")
+    revoke.set_defaults(handler=_keys_revoke)
 
     docs = commands.add_parser("docs", help="documentation retrieval").add_subparsers(required=True, metavar="action")
     index = docs.add_parser("index", help="build or refresh the local documentation index")
@@ -112,11 +121,18 @@ def _serve(settings: Settings, args: argparse.Namespace) -> int:
 
     from almanac.main import create_app
 
-    host = args.host or settings.host
-    port = args.port or settings.port
+    settings = settings.model_copy(update={"host": args.host or settings.host, "port": args.port or settings.port})
     upgrade(settings.resolved_database_url)
+    proxies = settings.forwarded_allow_ips.strip()
     uvicorn.run(
-        create_app(settings), host=host, port=port, log_level=settings.log_level.lower(), timeout_graceful_shutdown=15
+        create_app(settings),
+        host=settings.host,
+        port=settings.port,
+        log_level=settings.log_level.lower(),
+        timeout_graceful_shutdown=15,
+        # Trust X-Forwarded-For/-Proto only from the proxies named in FORWARDED_ALLOW_IPS.
+        proxy_headers=bool(proxies),
+        forwarded_allow_ips=proxies or None,
     )
     return 0
 
@@ -167,6 +183,48 @@ def _keys_create(settings: Settings, args: argparse.Namespace) -> int:
     key = _with_database(settings, lambda db: AccountService(db).create_key(email=args.email, name=args.name))
     print(f"new API key for {args.email} (shown once):")
     print(key)
+    return 0
+
+
+def _keys_list(settings: Settings, args: argparse.Namespace) -> int:
+    async def listing(db: Database) -> list[str]:
+        accounts = AccountService(db)
+        user = await accounts.by_email(args.email)
+        lines = []
+        for key in await accounts.keys(user_id=user.id):
+            line = f"{key.id}  {key.prefix}…  {key.name or '-':<20} created {key.created_at:%Y-%m-%d %H:%M}"
+            if key.last_used_at is not None:
+                line += f"  last used {key.last_used_at:%Y-%m-%d %H:%M}"
+            if key.revoked_at is not None:
+                line += f"  REVOKED {key.revoked_at:%Y-%m-%d %H:%M}"
+            lines.append(line)
+        return lines
+
+    print("\n".join(_with_database(settings, listing)) or f"{args.email} has no API keys")
+    return 0
+
+
+def _keys_revoke(settings: Settings, args: argparse.Namespace) -> int:
+    async def revoke(db: Database) -> str:
+        accounts = AccountService(db)
+        user = await accounts.by_email(args.email)
+        wanted = args.key.strip().rstrip("…")
+        matches = [
+            key
+            for key in await accounts.keys(user_id=user.id)
+            if key.revoked_at is None and (key.id == wanted or key.prefix == wanted)
+        ]
+        if len(matches) != 1:
+            raise ValueError(
+                f"no active key {wanted!r} of {args.email}"
+                if not matches
+                else f"{len(matches)} active keys start with {wanted!r}; give the key's ID"
+            )
+        await accounts.revoke_key(user_id=user.id, key_id=matches[0].id)
+        return matches[0].id
+
+    key_id = _with_database(settings, revoke)
+    print(f"revoked key {key_id} of {args.email}; its browser sessions have ended")
     return 0
 
 

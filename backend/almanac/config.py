@@ -47,6 +47,24 @@ class Settings(BaseSettings):
     session_cookie_secure: bool = Field(
         False, description="Mark the session cookie Secure (only sent over HTTPS). Turn on behind TLS."
     )
+    allowed_hosts: str = Field(
+        "localhost,127.0.0.1,::1",
+        description="Comma-separated hostnames (or addresses) requests may name in `Host`; `*.example.com` "
+        "matches subdomains, `*` any host. Others get 400 (the defence against DNS rebinding).",
+    )
+    forwarded_allow_ips: str = Field(
+        "",
+        description="Comma-separated addresses of reverse proxies whose X-Forwarded-For/-Proto headers are "
+        "trusted (`*` for any). Empty: none — the client address and scheme are the connection's own.",
+    )
+    sessions_per_user: int = Field(
+        20, ge=1, le=1000, description="Browser sessions a user may hold at once; the oldest end first."
+    )
+    api_docs: bool = Field(
+        True,
+        description="Interactive API docs (Swagger UI) at /docs, its assets served by this server under the "
+        "strict Content-Security-Policy (no CDN, no inline script). /openapi.json is always served.",
+    )
     frontend_dist: Path | None = Field(
         None, description="Folder of the built web UI. Empty: `frontend/dist` of this checkout, if built."
     )
@@ -170,6 +188,11 @@ class Settings(BaseSettings):
         if self.chat_provider == "openai" and not (self.openai_base_url or self.openai_api_key):
             raise ValueError("CHAT_PROVIDER=openai needs OPENAI_BASE_URL or OPENAI_API_KEY")
         return self
+
+    @property
+    def resolved_allowed_hosts(self) -> list[str]:
+        """ALLOWED_HOSTS as a list."""
+        return [part.strip() for part in self.allowed_hosts.split(",") if part.strip()]
 
     @property
     def resolved_database_url(self) -> str:

@@ -13,11 +13,13 @@ from fastapi import FastAPI
 from pydantic import SecretStr
 
 from almanac import __version__
+from almanac.api.docs import mount_api_docs
 from almanac.api.errors import install_error_handlers
+from almanac.api.guards import HostRules, RequestGuard
 from almanac.api.limits import BodySizeLimit
-from almanac.api.routes import auth, chat, conversations, credits, health, me, tools
+from almanac.api.routes import auth, chat, conversations, credits, health, keys, me, tools
 from almanac.api.web import SecurityHeaders, mount_web_ui
-from almanac.auth.local import ensure_local_user
+from almanac.auth.local import LocalSignIn, announce_sign_in_link, ensure_local_user, link_base_url
 from almanac.auth.service import AccountService
 from almanac.billing.ledger import CreditService
 from almanac.chat.service import ChatLimits, ChatService
@@ -109,7 +111,7 @@ def build_services(settings: Settings, *, model: Model | None = None, summariser
     return Services(
         settings,
         database,
-        AccountService(database),
+        AccountService(database, sessions_per_user=settings.sessions_per_user),
         credit_service,
         history,
         registry,
@@ -120,6 +122,9 @@ def build_services(settings: Settings, *, model: Model | None = None, summariser
         ConversationService(database),
         documentation,
         mcp=mcp,
+        local_sign_in=LocalSignIn(data_dir=settings.data_dir, base_url=link_base_url(settings.host, settings.port))
+        if settings.local_user
+        else None,
     )
 
 
@@ -161,11 +166,14 @@ def create_app(settings: Settings, services: Services | None = None) -> FastAPI:
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
         if settings.local_user:
             await ensure_local_user(services.accounts, email=settings.local_user_email, data_dir=settings.data_dir)
+        await services.accounts.purge_expired_sessions()
         await services.documentation.start(services.database)
         if services.mcp is not None:
             await services.mcp.start()
         for line in describe(settings, services):
             log.info(line)
+        if services.local_sign_in is not None:
+            announce_sign_in_link(services.local_sign_in, email=settings.local_user_email)
         yield
         await services.documentation.stop()
         await services.chat.drain(timeout_s=10)
@@ -179,13 +187,19 @@ def create_app(settings: Settings, services: Services | None = None) -> FastAPI:
         version=__version__,
         summary="A documentation-aware, credit-metered chat API for developers.",
         lifespan=lifespan,
+        docs_url=None,
+        redoc_url=None,
     )
     app.state.services = services
     # JSON may spend up to 12 bytes on one character (an escaped surrogate pair).
     app.add_middleware(BodySizeLimit, max_bytes=settings.max_message_chars * 12 + 64_000)
     app.add_middleware(SecurityHeaders)
+    # Added last, so it runs first: nothing else sees a request naming a host we do not serve.
+    app.add_middleware(RequestGuard, hosts=HostRules.parse(settings.resolved_allowed_hosts))
     install_error_handlers(app)
-    for module in (health, auth, me, chat, conversations, credits, tools):
+    for module in (health, auth, me, keys, chat, conversations, credits, tools):
         app.include_router(module.router)
+    if settings.api_docs:
+        mount_api_docs(app)
     services.web_ui = mount_web_ui(app, settings.frontend_dist)
     return app

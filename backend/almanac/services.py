@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from almanac.auth.local import LocalSignIn
 from almanac.auth.service import AccountService
 from almanac.billing.ledger import CreditService
 from almanac.chat.service import ChatService
@@ -37,5 +38,6 @@ class Services:
     chat: ChatService
     conversations: ConversationService
     documentation: Documentation
+    local_sign_in: LocalSignIn | None = None
     web_ui: Path | None = None
     mcp: McpClient | None = None

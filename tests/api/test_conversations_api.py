@@ -19,7 +19,7 @@ async def setup(sqlite_url: str, build: Any) -> Any:
 
 async def test_every_api_route_needs_a_valid_key(setup: tuple[Services, httpx.AsyncClient, Any]) -> None:
     _services, alice, _ = setup
-    anonymous = httpx.AsyncClient(transport=alice._transport, base_url="http://test")
+    anonymous = httpx.AsyncClient(transport=alice._transport, base_url="http://localhost")
     for method, path in [
         ("GET", "/api/conversations"),
         ("GET", "/api/credits"),

@@ -18,7 +18,7 @@ def built_ui(folder: Path) -> Path:
 async def test_the_ui_is_served_with_deep_links_and_a_strict_csp(sqlite_url: str, build: Any, tmp_path: Path) -> None:
     services, settings = build(sqlite_url, frontend_dist=str(built_ui(tmp_path / "dist")))
     app = create_app(settings, services)
-    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://test") as http:
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://localhost") as http:
         index = await http.get("/")
         assert index.status_code == 200 and "<title>Almanac</title>" in index.text
         csp = index.headers["content-security-policy"]
@@ -38,7 +38,7 @@ async def test_the_ui_is_served_with_deep_links_and_a_strict_csp(sqlite_url: str
 async def test_without_a_build_the_api_still_serves(sqlite_url: str, build: Any, tmp_path: Path) -> None:
     services, settings = build(sqlite_url, frontend_dist=str(tmp_path / "missing"))
     app = create_app(settings, services)
-    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://test") as http:
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://localhost") as http:
         assert (await http.get("/health")).status_code == 200
         assert (await http.get("/")).status_code == 404
     assert services.web_ui is None

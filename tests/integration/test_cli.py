@@ -38,8 +38,17 @@ def test_users_credits_and_keys(tmp_path: Path) -> None:
     assert granted.returncode == 0 and "balance is now 650" in granted.stdout
     shown = run(["credits", "show", "--email", "dev@example.com"], tmp_path)
     assert "balance 650" in shown.stdout and "+500 pack" in shown.stdout and "allowance" in shown.stdout
-    another = run(["keys", "create", "--email", "dev@example.com"], tmp_path)
-    assert another.stdout.strip().splitlines()[-1].startswith("alm_")
+    another = run(["keys", "create", "--email", "dev@example.com", "--name", "ci"], tmp_path)
+    second = another.stdout.strip().splitlines()[-1]
+    assert second.startswith("alm_")
+    listed = run(["keys", "list", "--email", "dev@example.com"], tmp_path)
+    assert listed.returncode == 0 and len(listed.stdout.strip().splitlines()) == 2
+    assert second[:8] in listed.stdout and second not in listed.stdout and " ci " in listed.stdout
+    revoked = run(["keys", "revoke", "--email", "dev@example.com", "--key", second[:8]], tmp_path)
+    assert revoked.returncode == 0, revoked.stderr
+    assert "REVOKED" in run(["keys", "list", "--email", "dev@example.com"], tmp_path).stdout
+    again = run(["keys", "revoke", "--email", "dev@example.com", "--key", second[:8]], tmp_path)
+    assert again.returncode == 1 and "no active key" in again.stderr
     missing = run(["credits", "show", "--email", "nobody@example.com"], tmp_path)
     assert missing.returncode == 1 and "no user with e-mail" in missing.stderr
     assert (tmp_path / "data" / "almanac.db").exists()
@@ -91,6 +100,14 @@ def test_serve_on_embedded_defaults_and_restart(tmp_path: Path) -> None:
         wait_ready(first, f"http://127.0.0.1:{port}")
         key_file = tmp_path / "data" / "local-api-key"
         assert oct(key_file.stat().st_mode & 0o777) == "0o600"
+        assert oct((tmp_path / "data").stat().st_mode & 0o777) == "0o700"
+        assert oct((tmp_path / "data" / "almanac.db").stat().st_mode & 0o777) == "0o600"
+        link = (tmp_path / "data" / "local-sign-in-url").read_text().strip()
+        assert link.startswith(f"http://127.0.0.1:{port}/#sign-in=")
+        with httpx.Client(base_url=f"http://127.0.0.1:{port}") as browser:
+            token = link.split("#sign-in=")[1]
+            assert browser.post("/api/auth/local", json={"token": token}).status_code == 200
+            assert browser.get("/api/me").json()["email"] == "local@localhost"
         key = key_file.read_text().strip()
         headers = {"Authorization": f"Bearer {key}"}
         reply = httpx.post(f"http://127.0.0.1:{port}/api/chat", json={"message": "hello"}, headers=headers, timeout=30)
@@ -112,6 +129,7 @@ def test_serve_on_embedded_defaults_and_restart(tmp_path: Path) -> None:
         log = stop(first)
     assert "chat model   offline / almanac-offline" in log and "database" in log
     assert key not in log
+    assert link in log  # printed on the terminal (stdout), like a notebook server's link
 
     second = start()
     try:

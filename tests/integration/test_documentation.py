@@ -39,7 +39,7 @@ async def chat(services: Services, settings: Any, message: str) -> dict[str, Any
     user = await make_user(services)
     async with httpx.AsyncClient(
         transport=httpx.ASGITransport(app=create_app(settings, services)),
-        base_url="http://test",
+        base_url="http://localhost",
         headers={"Authorization": f"Bearer {user.api_key}"},
     ) as http:
         response = await http.post("/api/chat", json={"message": message})

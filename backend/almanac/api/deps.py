@@ -7,6 +7,7 @@ from typing import Annotated
 from fastapi import Cookie, Depends, Header, Request
 
 from almanac.api.errors import ApiError
+from almanac.api.guards import SAFE_METHODS, same_origin
 from almanac.services import Services
 from almanac.storage.records import UserRecord
 
@@ -20,27 +21,56 @@ ServicesDep = Annotated[Services, Depends(get_services)]
 SESSION_COOKIE = "almanac_session"
 
 
+def require_same_origin(request: Request, *, when_absent: bool = True) -> None:
+    """Refuse (403) a state-changing request that a browser sent from another site's page.
+
+    Browsers send `Origin` with every non-GET request, so one without it did not come from a
+    page of ours: cookie-authenticated requests that change state must name this server. Sign-in
+    routes (no cookie yet) pass `when_absent=False`: a client that is not a browser sends none."""
+    if request.method in SAFE_METHODS:
+        return
+    origin = request.headers.get("origin")
+    if origin is None and not when_absent:
+        return
+    if not same_origin(origin or "", request.headers.get("host", "")):
+        raise ApiError(
+            403,
+            "cross_origin_request",
+            "this request changes state with a session cookie but does not come from this site's pages "
+            "(missing or foreign Origin header); API clients should send 'Authorization: Bearer <API key>'",
+        )
+
+
 async def get_current_user(
+    request: Request,
     services: ServicesDep,
     authorization: Annotated[str | None, Header(description="`Bearer <API key>`")] = None,
     session: Annotated[str | None, Cookie(alias=SESSION_COOKIE, include_in_schema=False)] = None,
 ) -> UserRecord:
     """The user whose API key is in `Authorization: Bearer …` (or, for the web UI, whose session
-    cookie is valid); 401 otherwise."""
+    cookie is valid and, for requests that change state, whose page is ours); 401 otherwise."""
     if not authorization and session:
-        user = await services.accounts.session_user(session)
-        if user is None:
-            raise ApiError(401, "unauthorized", "the session has expired; sign in again")
-        return user
+        require_same_origin(request)
+        identity = await services.accounts.session_identity(session)
+        if identity is None:
+            raise ApiError(401, "unauthorized", "the session has expired or was ended; sign in again")
+        request.state.api_key_id = identity.api_key_id
+        return identity.user
     if not authorization:
         raise ApiError(401, "unauthorized", "missing Authorization header (expected 'Bearer <API key>')")
     scheme, _, token = authorization.partition(" ")
     if scheme.lower() != "bearer" or not token.strip():
         raise ApiError(401, "unauthorized", "Authorization header must be 'Bearer <API key>'")
-    user = await services.accounts.authenticate(token.strip())
-    if user is None:
+    identity = await services.accounts.identify(token.strip())
+    if identity is None:
         raise ApiError(401, "unauthorized", "invalid or revoked API key")
-    return user
+    request.state.api_key_id = identity.api_key_id
+    return identity.user
+
+
+def current_key_id(request: Request) -> str | None:
+    """The API key the current request authenticated with (directly or through its session)."""
+    return getattr(request.state, "api_key_id", None)
 
 
 CurrentUser = Annotated[UserRecord, Depends(get_current_user)]

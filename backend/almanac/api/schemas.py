@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
+from typing import Annotated, Any
 
+from fastapi import Path
 from pydantic import BaseModel, Field
+
+UUID_PATTERN = r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"
+UuidPath = Annotated[str, Path(pattern=UUID_PATTERN, max_length=36, description="A UUID.")]
 
 
 class ChatCreate(BaseModel):
@@ -123,3 +127,26 @@ class UserPublic(BaseModel):
 
 class HealthPublic(BaseModel):
     status: str
+
+
+class ApiKeyPublic(BaseModel):
+    id: str
+    name: str
+    prefix: str = Field(description="The key's first characters, to recognise it.")
+    created_at: datetime
+    last_used_at: datetime | None = Field(description="Approximate (updated at most once a minute).")
+    revoked_at: datetime | None
+    current: bool = Field(description="The caller authenticated with this key (directly or via its session).")
+
+
+class ApiKeysPublic(BaseModel):
+    data: list[ApiKeyPublic]
+    count: int
+
+
+class ApiKeyCreate(BaseModel):
+    name: str = Field("", max_length=100, description="A label for the key.")
+
+
+class ApiKeyCreated(ApiKeyPublic):
+    api_key: str = Field(description="The key itself: shown this once, never again.")

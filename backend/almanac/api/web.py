@@ -19,12 +19,6 @@ CONTENT_SECURITY_POLICY = (
     "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; font-src 'self'; "
     "connect-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
 )
-# The interactive API docs load Swagger UI / ReDoc from their CDN.
-DOCS_POLICY = (
-    "default-src 'self'; script-src 'self' 'unsafe-inline' https://cdn.jsdelivr.net; "
-    "style-src 'self' 'unsafe-inline' https://cdn.jsdelivr.net; img-src 'self' data: https://fastapi.tiangolo.com; "
-    "connect-src 'self'; object-src 'none'; base-uri 'none'; frame-ancestors 'none'"
-)
 DEFAULT_DIST = Path(__file__).resolve().parents[3] / "frontend" / "dist"
 
 
@@ -38,8 +32,7 @@ class SecurityHeaders:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        docs = scope["path"] in ("/docs", "/redoc", "/docs/oauth2-redirect")
-        policy = (DOCS_POLICY if docs else CONTENT_SECURITY_POLICY).encode()
+        policy = CONTENT_SECURITY_POLICY.encode()
 
         async def with_headers(message: Message) -> None:
             if message["type"] == "http.response.start":

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import secrets
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
@@ -11,10 +12,11 @@ from almanac.billing.plans import Plan
 from almanac.storage import credits as credit_store
 from almanac.storage import users as user_store
 from almanac.storage.db import Database
-from almanac.storage.records import UserRecord
+from almanac.storage.records import ApiKeyRecord, UserRecord
 from almanac.storage.users import EmailTaken
 
-__all__ = ["AccountService", "EmailTaken", "NewUser", "UnknownUser"]
+__all__ = ["AccountService", "EmailTaken", "Identity", "NewUser", "UnknownUser"]
+KEY_TOUCH_INTERVAL = timedelta(minutes=1)  # how stale `last_used_at` may get (saves a write per request)
 
 
 class UnknownUser(Exception):
@@ -27,9 +29,21 @@ class NewUser:
     api_key: str  # shown once; only its hash is stored
 
 
+@dataclass(frozen=True)
+class Identity:
+    """Who a request authenticated as, and with which API key (None: the local sign-in link)."""
+
+    user: UserRecord
+    api_key_id: str | None
+
+
 class AccountService:
-    def __init__(self, database: Database) -> None:
+    def __init__(
+        self, database: Database, *, sessions_per_user: int = 20, clock: Callable[[], datetime] | None = None
+    ) -> None:
         self._db = database
+        self._sessions_per_user = sessions_per_user
+        self._clock = clock or (lambda: datetime.now(UTC))
 
     async def create_user(self, *, email: str, plan: str = Plan.FREE) -> NewUser:
         """A user with an empty credit account and one API key. Raises `EmailTaken`."""
@@ -48,22 +62,49 @@ class AccountService:
 
     async def create_key(self, *, email: str, name: str = "") -> str:
         """Another API key for an existing user. Raises `UnknownUser`."""
-        key = generate_api_key()
-        async with self._db.session() as session:
-            user = await user_store.get_user_by_email(session, email=email.strip().lower())
-            if user is None:
-                raise UnknownUser(email)
-            await user_store.add_api_key(
-                session, user_id=user.id, key_hash=hash_api_key(key), prefix=display_prefix(key), name=name
-            )
+        user = await self.by_email(email)
+        _, key = await self.add_key(user_id=user.id, name=name)
         return key
 
-    async def authenticate(self, api_key: str) -> UserRecord | None:
-        """The owner of an active key, or None."""
+    async def add_key(self, *, user_id: str, name: str = "") -> tuple[ApiKeyRecord, str]:
+        """A new API key for the user: its record and the key itself (shown once)."""
+        key = generate_api_key()
+        async with self._db.session() as session:
+            key_id = await user_store.add_api_key(
+                session, user_id=user_id, key_hash=hash_api_key(key), prefix=display_prefix(key), name=name[:100]
+            )
+            records = await user_store.list_keys(session, user_id=user_id)
+        return next(record for record in records if record.id == key_id), key
+
+    async def keys(self, *, user_id: str) -> list[ApiKeyRecord]:
+        """The user's API keys, newest first, revoked ones included (never the keys themselves)."""
+        async with self._db.session() as session:
+            return await user_store.list_keys(session, user_id=user_id)
+
+    async def revoke_key(self, *, user_id: str, key_id: str) -> bool:
+        """Revoke one of the user's keys; the browser sessions made from it end at once. False if
+        the user has no such active key."""
+        async with self._db.session() as session:
+            return await user_store.revoke_key(session, user_id=user_id, key_id=key_id, now=self._clock())
+
+    async def identify(self, api_key: str) -> Identity | None:
+        """The owner of an active key and the key's ID, or None."""
         if not looks_like_api_key(api_key):
             return None
         async with self._db.session() as session:
-            return await user_store.user_for_key_hash(session, key_hash=hash_api_key(api_key))
+            found = await user_store.owner_of_key(session, key_hash=hash_api_key(api_key))
+            if found is None:
+                return None
+            user, key_id, last_used = found
+            now = self._clock()
+            if last_used is None or now - last_used > KEY_TOUCH_INTERVAL:
+                await user_store.touch_key(session, key_id=key_id, now=now)
+        return Identity(user, key_id)
+
+    async def authenticate(self, api_key: str) -> UserRecord | None:
+        """The owner of an active key, or None."""
+        identity = await self.identify(api_key)
+        return identity.user if identity else None
 
     async def by_email(self, email: str) -> UserRecord:
         """The user with this e-mail. Raises `UnknownUser`."""
@@ -77,22 +118,42 @@ class AccountService:
         async with self._db.session() as session:
             return await user_store.has_users(session)
 
-    async def open_session(self, *, user_id: str, ttl_s: float) -> str:
-        """A new browser session for the user; returns its token (for the cookie)."""
+    async def open_session(self, *, user_id: str, ttl_s: float, api_key_id: str | None = None) -> str:
+        """A new browser session for the user (made from `api_key_id`, if any); returns its token
+        (for the cookie). Expired sessions are deleted; the user's oldest beyond the limit end."""
         token = secrets.token_urlsafe(32)
-        expires = datetime.now(UTC) + timedelta(seconds=ttl_s)
+        now = self._clock()
         async with self._db.session() as session:
-            await user_store.add_session(session, user_id=user_id, token_hash=hash_api_key(token), expires_at=expires)
+            await user_store.add_session(
+                session,
+                user_id=user_id,
+                token_hash=hash_api_key(token),
+                expires_at=now + timedelta(seconds=ttl_s),
+                api_key_id=api_key_id,
+                now=now,
+                keep=self._sessions_per_user,
+            )
         return token
 
-    async def session_user(self, token: str) -> UserRecord | None:
-        """The owner of an unexpired session token, or None."""
+    async def session_identity(self, token: str) -> Identity | None:
+        """The owner of an unexpired session token (whose key, if any, is not revoked), or None."""
         if not 20 <= len(token) <= 200:
             return None
         async with self._db.session() as session:
-            return await user_store.user_for_session(session, token_hash=hash_api_key(token), now=datetime.now(UTC))
+            found = await user_store.session_owner(session, token_hash=hash_api_key(token), now=self._clock())
+        return Identity(*found) if found else None
+
+    async def session_user(self, token: str) -> UserRecord | None:
+        """The owner of an unexpired session token, or None."""
+        identity = await self.session_identity(token)
+        return identity.user if identity else None
 
     async def close_session(self, token: str) -> None:
         """End a browser session (unknown tokens are ignored)."""
         async with self._db.session() as session:
             await user_store.delete_session(session, token_hash=hash_api_key(token))
+
+    async def purge_expired_sessions(self) -> int:
+        """Delete every expired browser session; returns how many."""
+        async with self._db.session() as session:
+            return await user_store.delete_expired_sessions(session, now=self._clock())

@@ -13,6 +13,7 @@ safe there.
 from __future__ import annotations
 
 import asyncio
+import os
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -34,7 +35,7 @@ class Database:
         self.is_sqlite = url.startswith("sqlite")
         options: dict[str, Any] = {"echo": echo}
         if self.is_sqlite:
-            _ensure_sqlite_folder(url)
+            prepare_sqlite_file(url)
             options["connect_args"] = {"timeout": 30}
         else:
             options.update(pool_size=pool_size, max_overflow=pool_size, pool_pre_ping=True)
@@ -73,10 +74,20 @@ class Database:
         await self.engine.dispose()
 
 
-def _ensure_sqlite_folder(url: str) -> None:
+def prepare_sqlite_file(url: str) -> None:
+    """Create a SQLite database's folder (mode 0700) and empty file (mode 0600) if missing, so the
+    data is readable by its owner only; SQLite gives its -wal and -shm files the file's mode."""
     database = make_url(url).database
-    if database and database != ":memory:":
-        Path(database).parent.mkdir(parents=True, exist_ok=True)
+    if not url.startswith("sqlite") or not database or database == ":memory:" or database.startswith("file:"):
+        return
+    path = Path(database)
+    if not path.parent.exists():
+        path.parent.mkdir(parents=True, mode=0o700, exist_ok=True)
+    if not path.exists():
+        try:
+            os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+        except FileExistsError:
+            pass
 
 
 def _configure_sqlite(engine: AsyncEngine) -> None:

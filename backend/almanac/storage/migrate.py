@@ -7,7 +7,8 @@ from pathlib import Path
 
 from alembic import command
 from alembic.config import Config
-from sqlalchemy.engine import make_url
+
+from almanac.storage.db import prepare_sqlite_file
 
 MIGRATIONS = Path(__file__).parent / "migrations"
 
@@ -22,9 +23,7 @@ def alembic_config(url: str) -> Config:
 
 def upgrade(url: str, revision: str = "head") -> None:
     """Bring the database at `url` up to `revision` (blocking; call outside an event loop)."""
-    database = make_url(url).database
-    if url.startswith("sqlite") and database and database != ":memory:":
-        Path(database).parent.mkdir(parents=True, exist_ok=True)
+    prepare_sqlite_file(url)
     command.upgrade(alembic_config(url), revision)
 
 

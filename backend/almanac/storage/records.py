@@ -16,6 +16,16 @@ class UserRecord:
 
 
 @dataclass(frozen=True)
+class ApiKeyRecord:
+    id: str
+    name: str
+    prefix: str
+    created_at: datetime
+    last_used_at: datetime | None
+    revoked_at: datetime | None
+
+
+@dataclass(frozen=True)
 class ConversationRecord:
     id: str
     user_id: str

@@ -5,11 +5,11 @@ from __future__ import annotations
 import uuid
 from datetime import datetime
 
-from sqlalchemy import delete, select, update
+from sqlalchemy import delete, or_, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from almanac.storage.records import UserRecord
+from almanac.storage.records import ApiKeyRecord, UserRecord
 from almanac.storage.tables import ApiKey, User, WebSession, utcnow
 
 
@@ -59,35 +59,122 @@ async def add_api_key(session: AsyncSession, *, user_id: str, key_hash: str, pre
     return key_id
 
 
-async def user_for_key_hash(session: AsyncSession, *, key_hash: str) -> UserRecord | None:
-    """The owner of an active (not revoked) key, or None."""
+async def owner_of_key(session: AsyncSession, *, key_hash: str) -> tuple[UserRecord, str, datetime | None] | None:
+    """The owner of an active (not revoked) key, the key's ID and when it was last used; or None."""
     row = (
         await session.execute(
-            select(User)
+            select(User, ApiKey.id, ApiKey.last_used_at)
             .join(ApiKey, ApiKey.user_id == User.id)
             .where(ApiKey.key_hash == key_hash, ApiKey.revoked_at.is_(None))
         )
-    ).scalar_one_or_none()
-    return _record(row) if row else None
+    ).one_or_none()
+    if row is None:
+        return None
+    user, key_id, last_used = row
+    return _record(user), key_id, last_used
 
 
-async def add_session(session: AsyncSession, *, user_id: str, token_hash: str, expires_at: datetime) -> None:
-    """Store a browser session (by the hash of its token)."""
-    session.add(WebSession(token_hash=token_hash, user_id=user_id, created_at=utcnow(), expires_at=expires_at))
+async def user_for_key_hash(session: AsyncSession, *, key_hash: str) -> UserRecord | None:
+    """The owner of an active (not revoked) key, or None."""
+    found = await owner_of_key(session, key_hash=key_hash)
+    return found[0] if found else None
+
+
+async def touch_key(session: AsyncSession, *, key_id: str, now: datetime) -> None:
+    """Record that a key was used."""
+    await session.execute(update(ApiKey).where(ApiKey.id == key_id).values(last_used_at=now))
+
+
+async def list_keys(session: AsyncSession, *, user_id: str) -> list[ApiKeyRecord]:
+    """The user's keys, newest first (revoked ones included)."""
+    rows = (
+        await session.execute(
+            select(ApiKey).where(ApiKey.user_id == user_id).order_by(ApiKey.created_at.desc(), ApiKey.id)
+        )
+    ).scalars()
+    return [
+        ApiKeyRecord(
+            id=row.id,
+            name=row.name,
+            prefix=row.prefix,
+            created_at=row.created_at,
+            last_used_at=row.last_used_at,
+            revoked_at=row.revoked_at,
+        )
+        for row in rows
+    ]
+
+
+async def revoke_key(session: AsyncSession, *, user_id: str, key_id: str, now: datetime) -> bool:
+    """Revoke one of the user's active keys and end the browser sessions made from it; False if the
+    user has no such active key."""
+    result = await session.execute(
+        update(ApiKey)
+        .where(ApiKey.id == key_id, ApiKey.user_id == user_id, ApiKey.revoked_at.is_(None))
+        .values(revoked_at=now)
+    )
+    if not result.rowcount:  # type: ignore[attr-defined]
+        return False
+    await session.execute(delete(WebSession).where(WebSession.api_key_id == key_id))
+    return True
+
+
+async def add_session(
+    session: AsyncSession,
+    *,
+    user_id: str,
+    token_hash: str,
+    expires_at: datetime,
+    api_key_id: str | None,
+    now: datetime,
+    keep: int,
+) -> None:
+    """Store a browser session (by the hash of its token); expired sessions are deleted, and the
+    user keeps at most `keep` sessions (the oldest end first)."""
+    await session.execute(delete(WebSession).where(WebSession.expires_at <= now))
+    session.add(
+        WebSession(token_hash=token_hash, user_id=user_id, api_key_id=api_key_id, created_at=now, expires_at=expires_at)
+    )
     await session.flush()
+    surplus = (
+        select(WebSession.token_hash)
+        .where(WebSession.user_id == user_id)
+        .order_by(WebSession.created_at.desc(), WebSession.token_hash)
+        .offset(keep)
+    )
+    doomed = list((await session.execute(surplus)).scalars())
+    if doomed:
+        await session.execute(delete(WebSession).where(WebSession.token_hash.in_(doomed)))
 
 
-async def user_for_session(session: AsyncSession, *, token_hash: str, now: datetime) -> UserRecord | None:
-    """The owner of an unexpired session, or None."""
+async def session_owner(
+    session: AsyncSession, *, token_hash: str, now: datetime
+) -> tuple[UserRecord, str | None] | None:
+    """The owner of an unexpired session whose key (if it was made from one) is not revoked, and
+    that key's ID; or None."""
     row = (
         await session.execute(
-            select(User)
+            select(User, WebSession.api_key_id)
             .join(WebSession, WebSession.user_id == User.id)
-            .where(WebSession.token_hash == token_hash, WebSession.expires_at > now)
+            .outerjoin(ApiKey, ApiKey.id == WebSession.api_key_id)
+            .where(
+                WebSession.token_hash == token_hash,
+                WebSession.expires_at > now,
+                or_(WebSession.api_key_id.is_(None), ApiKey.revoked_at.is_(None)),
+            )
         )
-    ).scalar_one_or_none()
-    return _record(row) if row else None
+    ).one_or_none()
+    if row is None:
+        return None
+    user, key_id = row
+    return _record(user), key_id
 
 
 async def delete_session(session: AsyncSession, *, token_hash: str) -> None:
     await session.execute(delete(WebSession).where(WebSession.token_hash == token_hash))
+
+
+async def delete_expired_sessions(session: AsyncSession, *, now: datetime) -> int:
+    """Remove every expired session; returns how many."""
+    result = await session.execute(delete(WebSession).where(WebSession.expires_at <= now))
+    return int(result.rowcount or 0)  # type: ignore[attr-defined]

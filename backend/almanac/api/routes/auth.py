@@ -1,15 +1,16 @@
-"""Browser sign-in: an API key (or, on a local run, nothing) is exchanged for an HttpOnly
-session cookie, so the web UI never keeps a key where page scripts can read it."""
+"""Browser sign-in: an API key (or, on a local run, the one-time token of the sign-in link that
+`almanac serve` prints) is exchanged for an HttpOnly session cookie, so the web UI never keeps a
+key where page scripts can read it. Sign-in and sign-out requests that come from a browser page must
+come from this server's own pages (`Origin`)."""
 
 from __future__ import annotations
 
-import ipaddress
 from typing import Annotated
 
 from fastapi import APIRouter, Cookie, Request, Response
 from pydantic import BaseModel, Field
 
-from almanac.api.deps import SESSION_COOKIE, ServicesDep
+from almanac.api.deps import SESSION_COOKIE, ServicesDep, require_same_origin
 from almanac.api.errors import ApiError
 from almanac.api.schemas import UserPublic
 from almanac.auth.service import UnknownUser
@@ -26,7 +27,11 @@ class LocalLoginPublic(BaseModel):
     email: str | None = None
 
 
-def _set_cookie(response: Response, token: str, services: ServicesDep) -> None:
+class LocalSessionCreate(BaseModel):
+    token: str = Field(min_length=1, max_length=300, description="The token of the sign-in link (after #sign-in=).")
+
+
+def _set_cookie(response: Response, token: str, services: ServicesDep, request: Request) -> None:
     settings = services.settings
     response.set_cookie(
         SESSION_COOKIE,
@@ -34,57 +39,76 @@ def _set_cookie(response: Response, token: str, services: ServicesDep) -> None:
         max_age=int(settings.session_ttl_s),
         httponly=True,
         samesite="strict",
-        secure=settings.session_cookie_secure,
+        secure=settings.session_cookie_secure or request.url.scheme == "https",
         path="/",
     )
 
 
-def _is_loopback(request: Request) -> bool:
-    host = request.client.host if request.client else ""
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return host in ("localhost", "testclient")
-
-
-@router.post("/session", response_model=UserPublic, responses={401: {"description": "invalid API key"}})
-async def sign_in(body: SessionCreate, response: Response, services: ServicesDep) -> UserPublic:
-    """Exchange an API key for a session cookie (HttpOnly, SameSite=Strict)."""
-    user = await services.accounts.authenticate(body.api_key.strip())
-    if user is None:
+@router.post(
+    "/session",
+    response_model=UserPublic,
+    responses={401: {"description": "invalid API key"}, 403: {"description": "sent from another site's page"}},
+)
+async def sign_in(body: SessionCreate, request: Request, response: Response, services: ServicesDep) -> UserPublic:
+    """Exchange an API key for a session cookie (HttpOnly, SameSite=Strict). The session ends when
+    the key is revoked."""
+    require_same_origin(request, when_absent=False)
+    identity = await services.accounts.identify(body.api_key.strip())
+    if identity is None:
         raise ApiError(401, "unauthorized", "invalid or revoked API key", field="api_key")
-    token = await services.accounts.open_session(user_id=user.id, ttl_s=services.settings.session_ttl_s)
-    _set_cookie(response, token, services)
+    user = identity.user
+    token = await services.accounts.open_session(
+        user_id=user.id, ttl_s=services.settings.session_ttl_s, api_key_id=identity.api_key_id
+    )
+    _set_cookie(response, token, services, request)
     return UserPublic(id=user.id, email=user.email, plan=user.plan)
 
 
 @router.get("/local", response_model=LocalLoginPublic)
-async def local_login_available(request: Request, services: ServicesDep) -> LocalLoginPublic:
-    """Whether this server offers key-less sign-in to its local user (local runs, from this machine)."""
-    if not (services.settings.local_user and _is_loopback(request)):
+async def local_login_available(services: ServicesDep) -> LocalLoginPublic:
+    """Whether this server offers key-less sign-in to its local user (local runs, by the one-time
+    link `almanac serve` prints and writes to `<DATA_DIR>/local-sign-in-url`)."""
+    if services.local_sign_in is None:
         return LocalLoginPublic(available=False)
     return LocalLoginPublic(available=True, email=services.settings.local_user_email)
 
 
-@router.post("/local", response_model=UserPublic, responses={403: {"description": "not offered here"}})
-async def sign_in_locally(request: Request, response: Response, services: ServicesDep) -> UserPublic:
-    """Sign in as the local user without a key: only with LOCAL_USER on, and only from this machine."""
-    if not (services.settings.local_user and _is_loopback(request)):
-        raise ApiError(403, "local_login_unavailable", "key-less sign-in is only offered to local runs, locally")
+@router.post(
+    "/local",
+    response_model=UserPublic,
+    responses={403: {"description": "not offered here, or a wrong or used token"}},
+)
+async def sign_in_locally(
+    body: LocalSessionCreate, request: Request, response: Response, services: ServicesDep
+) -> UserPublic:
+    """Sign in as the local user with the token of the one-time sign-in link (proof that the
+    person can read the server's data folder or its terminal)."""
+    require_same_origin(request, when_absent=False)
+    if services.local_sign_in is None:
+        raise ApiError(403, "local_login_unavailable", "key-less sign-in is only offered to local runs")
+    if not await services.local_sign_in.redeem(body.token.strip()):
+        raise ApiError(
+            403,
+            "invalid_sign_in_token",
+            "that sign-in link is wrong or was already used; open the link in "
+            f"{services.local_sign_in.link_file.name} in the server's data folder",
+            field="token",
+        )
     try:
         user = await services.accounts.by_email(services.settings.local_user_email)
     except UnknownUser:
         raise ApiError(403, "local_login_unavailable", "this server has no local user") from None
     token = await services.accounts.open_session(user_id=user.id, ttl_s=services.settings.session_ttl_s)
-    _set_cookie(response, token, services)
+    _set_cookie(response, token, services, request)
     return UserPublic(id=user.id, email=user.email, plan=user.plan)
 
 
 @router.delete("/session", status_code=204, response_class=Response)
 async def sign_out(
-    services: ServicesDep, session: Annotated[str | None, Cookie(alias=SESSION_COOKIE)] = None
+    request: Request, services: ServicesDep, session: Annotated[str | None, Cookie(alias=SESSION_COOKIE)] = None
 ) -> Response:
     """End the browser session and clear its cookie."""
+    require_same_origin(request, when_absent=False)
     if session:
         await services.accounts.close_session(session)
     response = Response(status_code=204)
