@@ -100,9 +100,13 @@ async def test_cookie_requests_that_change_state_must_come_from_our_pages(sqlite
         assert plain.status_code == 403
         assert (await http.get("/api/me", headers={"Origin": "http://evil.example"})).status_code == 200  # a read
         # API clients authenticate with the key, not the cookie: no Origin needed.
-        keyed = await http.post("/api/chat", json={"message": "hi"}, headers={"Authorization": f"Bearer {user.api_key}"})
+        keyed = await http.post(
+            "/api/chat", json={"message": "hi"}, headers={"Authorization": f"Bearer {user.api_key}"}
+        )
         assert keyed.status_code == 200
-        assert (await http.post("/api/auth/session", json={"api_key": user.api_key}, headers={"Origin": "null"})).status_code == 403
+        assert (
+            await http.post("/api/auth/session", json={"api_key": user.api_key}, headers={"Origin": "null"})
+        ).status_code == 403
 
 
 async def test_keyless_sign_in_needs_the_one_time_link_not_a_local_address(

@@ -91,10 +91,16 @@ def documentation_request(text: str) -> ModelRequest:
 
 
 async def test_documentation_questions_call_retrieve_documentation() -> None:
-    for question in ("How do I use asyncio.TaskGroup?", "Show me an example of FastAPI dependencies",
-                     "what does httpx.Timeout do", "FastAPI docs for CORS", "parameters of json.dumps"):
+    for question in (
+        "How do I use asyncio.TaskGroup?",
+        "Show me an example of FastAPI dependencies",
+        "what does httpx.Timeout do",
+        "FastAPI docs for CORS",
+        "parameters of json.dumps",
+    ):
         response = await complete(OfflineModel(), documentation_request(question))
         assert [(c.name, dict(c.input)) for c in response.tool_calls] == [
-            ("retrieve_documentation", {"query": question})], question
+            ("retrieve_documentation", {"query": question})
+        ], question
     for chatter in ("hello there", "visit evil.example now", "tell me a joke"):
         assert (await complete(OfflineModel(), documentation_request(chatter))).tool_calls == (), chatter
