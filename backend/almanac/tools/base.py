@@ -8,8 +8,8 @@ react); any other exception is caught by the runner and reported as a crash.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
 from almanac.billing.pricing import BillingCategory
@@ -37,6 +37,14 @@ class ToolContext:
     query_id: str
     item_id: str
     tool_use_id: str
+    # Tell the user what a long-running call is doing (shown as a `tool_progress` event); never
+    # raises. None when nobody listens.
+    progress: Callable[[str], None] | None = field(default=None, compare=False)
+
+    def report(self, message: str) -> None:
+        """Send a progress message, if anyone listens."""
+        if self.progress is not None:
+            self.progress(message)
 
 
 @dataclass(frozen=True)
