@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import time
 from collections import deque
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
@@ -18,6 +19,8 @@ from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
+
+from tests.fakes.validation import anthropic_problem
 
 
 @dataclass
@@ -49,6 +52,8 @@ class FakeAnthropic:
         self.requests: list[dict[str, Any]] = []
         # Answers chosen by looking at the request; consulted before the queue (None: use the queue).
         self.route: Callable[[dict[str, Any]], Turn | None] = lambda body: None
+        self.validate = True  # refuse what the real API refuses (tests/fakes/validation.py)
+        self.invalid: list[str] = []  # why each refused request was refused
         self.app = Starlette(routes=[Route("/v1/messages", self._messages, methods=["POST"])])
 
     def enqueue(self, *steps: Turn | Failure) -> None:
@@ -56,7 +61,12 @@ class FakeAnthropic:
 
     async def _messages(self, request: Request) -> Response:
         body = await request.json()
-        self.requests.append({"headers": dict(request.headers), "body": body})
+        self.requests.append({"headers": dict(request.headers), "body": body, "at": time.monotonic()})
+        problem = anthropic_problem(body) if self.validate else None
+        if problem is not None:
+            self.invalid.append(problem)
+            error = {"type": "invalid_request_error", "message": problem}
+            return JSONResponse({"type": "error", "error": error, "request_id": "req_fake"}, status_code=400)
         routed = self.route(body)
         step = routed if routed is not None else (self.steps.popleft() if self.steps else Turn(text="ok"))
         if isinstance(step, Failure) and step.after_events is None:

@@ -2,6 +2,9 @@
 tool-call fragments by index, a usage chunk, `data: [DONE]`).
 
 Script it with `FakeOpenAI.enqueue(...)` (`Reply` or `Failure`); requests are recorded. With
+`context_window` set, it counts each request's prompt with a real tokenizer and refuses one whose
+prompt plus `max_tokens` exceeds the window, as OpenAI does (400, `context_length_exceeded`); the
+usage it reports is then the real count. With
 `Reply(stamp_tokens=n)` the server streams n tokens whose text is the server's clock at emission
 (`time.time()`), which the streaming benchmark uses to measure the delay the service adds.
 """
@@ -13,13 +16,16 @@ import json
 import time
 from collections import deque
 from collections.abc import AsyncIterator, Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
+
+from tests.fakes.tokens import count_openai_prompt
+from tests.fakes.validation import openai_problem
 
 
 @dataclass
@@ -31,6 +37,7 @@ class Reply:
     completion_tokens: int = 9
     chunk_delay_s: float = 0.0
     stamp_tokens: int = 0
+    delay_s: float = 0.0  # wait this long before answering at all (for timeouts)
 
 
 @dataclass
@@ -47,6 +54,11 @@ class FakeOpenAI:
         # Answers chosen by looking at the request; consulted before the queue (None: use the queue).
         self.route: Callable[[dict[str, Any]], Reply | None] = lambda body: None
         self.default = default or Reply(text="ok")
+        self.context_window: int | None = None
+        self.validate = True  # refuse what the real API refuses (tests/fakes/validation.py)
+        self.invalid: list[str] = []  # why each refused request was refused
+        self.prompt_tokens: list[int] = []  # counted per request when `context_window` is set
+        self.refused_too_long = 0
         self.app = Starlette(routes=[Route("/v1/chat/completions", self._completions, methods=["POST"])])
 
     def enqueue(self, *steps: Reply | Failure) -> None:
@@ -54,15 +66,37 @@ class FakeOpenAI:
 
     async def _completions(self, request: Request) -> Response:
         body = await request.json()
-        self.requests.append({"headers": dict(request.headers), "body": body})
+        self.requests.append({"headers": dict(request.headers), "body": body, "at": time.monotonic()})
+        problem = openai_problem(body) if self.validate else None
+        if problem is not None:
+            self.invalid.append(problem)
+            error = {"message": problem, "type": "invalid_request_error", "param": None, "code": None}
+            return JSONResponse({"error": error}, status_code=400)
+        if self.context_window is not None:
+            prompt = count_openai_prompt(body)
+            self.prompt_tokens.append(prompt)
+            wanted = prompt + int(body.get("max_completion_tokens") or body.get("max_tokens") or 0)
+            if wanted > self.context_window:
+                self.refused_too_long += 1
+                message = (
+                    f"This model's maximum context length is {self.context_window} tokens. However, you "
+                    f"requested {wanted} tokens ({prompt} in the messages, {wanted - prompt} in the completion). "
+                    "Please reduce the length of the messages or completion."
+                )
+                error = {"message": message, "type": "invalid_request_error", "param": "messages"}
+                return JSONResponse({"error": {**error, "code": "context_length_exceeded"}}, status_code=400)
         routed = self.route(body)
         step = routed if routed is not None else (self.steps.popleft() if self.steps else self.default)
+        if isinstance(step, Reply) and step.delay_s:
+            await asyncio.sleep(step.delay_s)
         if isinstance(step, Failure):
             return JSONResponse(
                 {"error": {"message": step.message, "type": "server_error", "code": None}},
                 status_code=step.status,
                 headers=step.headers,
             )
+        if self.context_window is not None:
+            step = replace(step, prompt_tokens=self.prompt_tokens[-1])
         if not body.get("stream"):
             return JSONResponse(_completion(step, body.get("model", "m")))
         usage = bool((body.get("stream_options") or {}).get("include_usage"))

@@ -40,8 +40,13 @@ def openai() -> Iterator[tuple[openai_fake.FakeOpenAI, str]]:
         yield fake, server.url + "/v1"
 
 
-async def converse(http: httpx.AsyncClient) -> tuple[dict[str, Any], dict[str, Any]]:
+async def converse(http: httpx.AsyncClient, services: Any) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Two questions; the first answer's summary is written in the background (the JSON answer
+    returns before it), so the second waits for it, then sees it in the history."""
     first = (await http.post("/api/chat", json={"message": "How do I retry with backoff?"})).json()
+    await services.summaries.drain(timeout_s=10)
+    stored = await http.get(f"/api/conversations/{first['conversation_id']}/items/q1-r-sum")
+    first["summary"] = first["summary"] or stored.json()["content"]
     second = await http.post(
         "/api/chat", json={"message": "Quote your earlier answer exactly", "conversation_id": first["conversation_id"]}
     )
@@ -67,17 +72,18 @@ async def test_the_service_on_anthropic(
     )
     assert (services.model.provider, services.model.name) == ("anthropic", "claude-haiku-4-5")
     async with api_client(services, settings, user.api_key) as http:
-        first, second = await converse(http)
+        first, second = await converse(http, services)
     assert first["summary"] == "Summary: retries with jitter."
     assert second["tools_used"] == ["retrieve_full_context"] and second["credits_used"] == 7
     assert second["response"] == "Let me fetch it.Here it is, verbatim."
     chat_calls = [r["body"] for r in fake.requests if not _is_summary(r["body"].get("system"))]
-    assert chat_calls[1]["messages"][1]["content"][0]["text"].startswith(
-        "[ID:q1-r-sum, ref:q1-r] Summary: retries with jitter."
+    assert chat_calls[1]["messages"][1]["content"][0]["text"] == (
+        '[ID:q1-r-sum, ref:q1-r] My answer:\n<data source="q1-r-sum">\nSummary: retries with jitter.\n</data>'
     )
     tool_result = chat_calls[2]["messages"][-1]["content"][0]
     assert tool_result["type"] == "tool_result" and tool_result["tool_use_id"] == "toolu_9"
-    assert tool_result["content"].startswith("[ID:q2-t1] [ID:q1-r] Full text") and LONG_ANSWER in tool_result["content"]
+    assert tool_result["content"].startswith('[ID:q2-t1] <data source="q2-t1 retrieve_full_context">\n[ID:q1-r] Full')
+    assert LONG_ANSWER in tool_result["content"]
     summary_calls = [r["body"] for r in fake.requests if _is_summary(r["body"].get("system"))]
     assert {c["model"] for c in summary_calls} == {"claude-haiku-4-5-summary"}
 
@@ -95,10 +101,11 @@ async def test_the_service_on_an_openai_compatible_server(
     services, settings = build(sqlite_url, chat_provider="auto", openai_base_url=url, openai_model="qwen2.5")
     assert (services.model.provider, services.model.name) == ("openai", "qwen2.5")
     async with api_client(services, settings, user.api_key) as http:
-        first, second = await converse(http)
+        first, second = await converse(http, services)
     assert first["summary"] == "Summary: retries with jitter."
     assert second["tools_used"] == ["retrieve_full_context"]
     chat_calls = [r["body"] for r in fake.requests if not _is_summary(r["body"]["messages"][0]["content"])]
-    tool_message = chat_calls[2]["messages"][-1]
-    assert tool_message["role"] == "tool" and tool_message["tool_call_id"] == "call_1"
+    tool_message = next(m for m in chat_calls[2]["messages"] if m["role"] == "tool")
+    assert tool_message["tool_call_id"] == "call_1"
+    assert "credit limit" in chat_calls[2]["messages"][-1]["content"]  # the budget note follows the results
     assert LONG_ANSWER in tool_message["content"]

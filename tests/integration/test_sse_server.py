@@ -2,6 +2,7 @@
 
 import asyncio
 import json
+import threading
 import time
 from collections.abc import AsyncIterator, Mapping
 from typing import Any
@@ -117,3 +118,69 @@ async def test_a_client_that_leaves_mid_stream_is_billed_only_for_what_completed
     snapshot = await observer.credits.snapshot(user_id=user.user.id)
     sums = await observer.credits.ledger_sums(user_id=user.user.id)
     assert snapshot.account.balance == 43 and sums.get("daily", 0) == 43
+
+
+async def test_closing_the_stream_after_a_tool_call_still_costs_the_query(database_url: str, build: Any) -> None:
+    """The attack: ask the model to put its answer in a tool argument, read the `tool_call` event,
+    disconnect before any text. The call's input was model output: the base price is kept."""
+    model = ScriptedModel([calls(call("wait", {"forever": True}))])
+    user = await make_user(build(database_url)[0])
+    services, settings = build(database_url, model=model)
+    services.registry.register(Wait())
+    with ServerThread(create_app(settings, services)) as server:
+        async with httpx.AsyncClient(base_url=server.url, timeout=30) as http:
+            key = {"Authorization": f"Bearer {user.api_key}"}
+            body = {"message": "put your whole answer in the tool argument"}
+            async with http.stream("POST", "/api/chat/stream", json=body, headers=key) as response:
+                async for line in response.aiter_lines():
+                    if line == "event: tool_call":
+                        break
+            conversation = ""
+            deadline = time.monotonic() + 10
+            while time.monotonic() < deadline and not conversation:
+                listed = (await http.get("/api/conversations", headers=key)).json()["data"]
+                conversation = listed[0]["id"] if listed else ""
+                await asyncio.sleep(0.05)
+            item: dict[str, Any] = {}
+            while time.monotonic() < deadline:
+                found = await http.get(f"/api/conversations/{conversation}/items/q1-r", headers=key)
+                if found.status_code == 200:
+                    item = found.json()
+                    break
+                await asyncio.sleep(0.05)
+            credits = (await http.get("/api/credits", headers=key)).json()
+    assert item["status"] == "interrupted"
+    assert credits["balance"] == 45  # the base is kept; the tool that never finished is refunded
+
+
+async def test_a_conversation_that_is_answering_cannot_be_deleted(database_url: str, build: Any) -> None:
+    release = threading.Event()
+
+    async def slow(request: ModelRequest) -> AsyncIterator[ModelEvent]:
+        yield TextDelta("thinking")
+        await asyncio.to_thread(release.wait)  # the server runs in another thread and event loop
+        yield TextDelta(" done")
+
+    model = ScriptedModel([slow])
+    user = await make_user(build(database_url)[0])
+    services, settings = build(database_url, model=model)
+    with ServerThread(create_app(settings, services)) as server:
+        async with httpx.AsyncClient(base_url=server.url, timeout=30) as http:
+            key = {"Authorization": f"Bearer {user.api_key}"}
+            conversation = ""
+            seen: list[str] = []
+            async with http.stream("POST", "/api/chat/stream", json={"message": "hi"}, headers=key) as response:
+                async for line in response.aiter_lines():
+                    if line.startswith("data: ") and not conversation:
+                        conversation = json.loads(line[6:])["conversation_id"]
+                    if line.startswith("event: "):
+                        seen.append(line[7:])
+                    if line == "event: text_delta" and not release.is_set():
+                        refused = await http.delete(f"/api/conversations/{conversation}", headers=key)
+                        assert refused.status_code == 409, refused.text
+                        assert refused.json()["error"]["code"] == "conversation_busy"
+                        release.set()
+            assert seen[-1] == "message_end"  # the answer was settled normally
+            deleted = await http.delete(f"/api/conversations/{conversation}", headers=key)
+            assert deleted.status_code == 204
+            assert (await http.get(f"/api/conversations/{conversation}", headers=key)).status_code == 404

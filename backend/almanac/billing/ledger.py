@@ -2,13 +2,21 @@
 
 Every change of a balance and its ledger rows commit in one transaction, so the sum of a user's
 ledger per bucket (`daily`, `pack`) always equals the account's balances.
+
+Refunds go back to the bucket and the day they were taken from. Credits taken from a day's
+allowance that has since ended go back to that day (a `refund` row) and expire with it at once (an
+`expire` row): today's allowance never grows above its size, and the month's use is only given back
+within the same month. A refund may carry a key: the same key refunds once, however many processes
+try (a dying run and the sweep that settles it after its death, say).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
+
+from sqlalchemy.exc import IntegrityError
 
 from almanac.billing.plans import day_period, renewal, terms_for
 from almanac.storage import credits as store
@@ -31,6 +39,7 @@ class Charge:
     from_daily: int
     from_pack: int
     balance_after: int
+    period: str = ""  # the UTC day (YYYY-MM-DD) the credits were taken on
 
 
 @dataclass(frozen=True)
@@ -79,7 +88,7 @@ class CreditService:
         today = day_period(self._clock())
         total = await self._take(session, user_id=user_id, amount=sum(a for a, _ in items), today=today)
         if total is not None:
-            charges: list[Charge | None] = list(_split(total, [amount for amount, _ in items]))
+            charges: list[Charge | None] = list(_split(total, [amount for amount, _ in items], period=today))
         else:
             charges = [await self._take(session, user_id=user_id, amount=a, today=today) for a, _ in items]
         entries: list[store.NewLedgerEntry] = []
@@ -99,7 +108,7 @@ class CreditService:
             row = await store.debit(session, user_id=user_id, amount=amount, period=today)
         if row is None:
             return None
-        return Charge(amount, row.from_daily, row.from_pack, row.daily_balance + row.pack_balance)
+        return Charge(amount, row.from_daily, row.from_pack, row.daily_balance + row.pack_balance, today)
 
     async def _renewed(self, session: Session, *, user_id: str, today: str) -> bool:
         """Renew the account if it is still on an earlier day; True if that changed anything."""
@@ -111,19 +120,65 @@ class CreditService:
         await self._current_account(session, user_id=user_id)
         return True
 
-    async def refund(self, *, user_id: str, charge: Charge, context: ChargeContext) -> None:
-        """Give a charge back to the buckets it came from."""
+    async def refund(self, *, user_id: str, charge: Charge, context: ChargeContext, key: str | None = None) -> bool:
+        """Give a charge back to the buckets and the day it came from (see the module docstring).
+        With `key`, a second refund under the same key changes nothing; returns whether this call
+        refunded."""
+        try:
+            async with self._db.session() as session:
+                await self._refund_in(session, user_id=user_id, charge=charge, context=context, key=key)
+        except IntegrityError:
+            if key is None:
+                raise
+            return False  # refunded before under this key
+        return True
+
+    async def _refund_in(
+        self, session: Session, *, user_id: str, charge: Charge, context: ChargeContext, key: str | None
+    ) -> None:
+        account = await self._current_account(session, user_id=user_id)
+        period = charge.period or account.daily_period
+        same_day = period == account.daily_period
+        same_month = period[:7] == account.month_period
+        entries = [
+            _entry(charge.from_pack, PACK, "refund", context, period),
+            _entry(charge.from_daily, DAILY, "refund", context, period),
+        ]
+        if not same_day:  # that day's allowance has ended: what comes back to it expires with it
+            expired = ChargeContext("refunded allowance of an ended day expired", *_refs(context))
+            entries.append(_entry(-charge.from_daily, DAILY, "expire", expired, period))
+        entries = [entry for entry in entries if entry.delta]
+        if key is not None:
+            marker = entries[0] if entries else _entry(0, PACK, "refund", context, period)
+            entries = [replace(marker, idem_key=key), *entries[1:]]
+        await store.add_ledger_entries(session, user_id=user_id, entries=entries, keep_zero=key is not None)
+        await store.credit(
+            session,
+            user_id=user_id,
+            to_daily=charge.from_daily if same_day else 0,
+            to_pack=charge.from_pack,
+            month_given_back=charge.from_daily if same_month else 0,
+        )
+
+    async def refund_remainder(self, *, user_id: str, conversation_id: str, query_id: str, reason: str) -> int:
+        """Refund whatever a query's charges still hold (each charged item once, under the same keys
+        a live run uses), from the ledger alone — for queries a dead process left unsettled.
+        Returns the credits given back."""
         async with self._db.session() as session:
-            account = await self._current_account(session, user_id=user_id)
-            await store.credit(session, user_id=user_id, to_daily=charge.from_daily, to_pack=charge.from_pack)
-            await store.add_ledger_entries(
-                session,
-                user_id=user_id,
-                entries=[
-                    _entry(charge.from_daily, DAILY, "refund", context, account.daily_period),
-                    _entry(charge.from_pack, PACK, "refund", context, account.daily_period),
-                ],
+            held = await store.held_by_query(
+                session, user_id=user_id, conversation_id=conversation_id, query_id=query_id
             )
+        refunded = 0
+        for item_id, charge in held.items():
+            context = ChargeContext(reason, conversation_id, query_id, item_id)
+            if await self.refund(
+                user_id=user_id,
+                charge=charge_of(charge),
+                context=context,
+                key=refund_key(conversation_id, query_id, item_id),
+            ):
+                refunded += charge.from_daily + charge.from_pack
+        return refunded
 
     async def grant_pack(self, *, user_id: str, amount: int, reason: str) -> int:
         """Add never-expiring credits (a pack purchase or an operator's grant); returns the balance."""
@@ -205,6 +260,20 @@ class CreditService:
         raise RuntimeError("could not renew the credit account")  # pragma: no cover - contention bound
 
 
+def refund_key(conversation_id: str | None, query_id: str | None, item_id: str | None) -> str:
+    """The idempotency key of the refund of one charge of a query (`item_id` None: its base)."""
+    return f"refund:{conversation_id}:{query_id}:{item_id or 'base'}"
+
+
+def charge_of(held: store.HeldCharge) -> Charge:
+    """A charge rebuilt from what the ledger says a query still holds."""
+    return Charge(held.from_daily + held.from_pack, held.from_daily, held.from_pack, 0, held.period)
+
+
+def _refs(context: ChargeContext) -> tuple[str | None, str | None, str | None]:
+    return context.conversation_id, context.query_id, context.item_id
+
+
 def _entry(delta: int, bucket: str, kind: str, context: ChargeContext, period: str) -> store.NewLedgerEntry:
     return store.NewLedgerEntry(
         delta=delta,
@@ -218,7 +287,7 @@ def _entry(delta: int, bucket: str, kind: str, context: ChargeContext, period: s
     )
 
 
-def _split(total: Charge, amounts: Sequence[int]) -> list[Charge]:
+def _split(total: Charge, amounts: Sequence[int], *, period: str) -> list[Charge]:
     """One debit of a total, attributed to its parts in order exactly as separate debits would be:
     the daily allowance pays the first parts, packs the rest."""
     daily_left = total.from_daily
@@ -228,5 +297,5 @@ def _split(total: Charge, amounts: Sequence[int]) -> list[Charge]:
         from_daily = min(daily_left, amount)
         daily_left -= from_daily
         balance -= amount
-        parts.append(Charge(amount, from_daily, amount - from_daily, balance))
+        parts.append(Charge(amount, from_daily, amount - from_daily, balance, period))
     return parts

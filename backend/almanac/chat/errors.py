@@ -48,3 +48,27 @@ class InsufficientCredits(ChatRefused):
         self.needed = needed
         self.plan = plan
         self.how_to_get_more = how_to_get_more
+
+
+class ContextTooLarge(MessageTooLarge):
+    """The message (with the system prompt and tools) does not fit the model's context window.
+    `size` and `limit` are in tokens."""
+
+    code = "context_too_large"
+
+    def __init__(self, *, needed: int, available: int, model: str) -> None:
+        ChatRefused.__init__(
+            self,
+            f"this message needs about {needed:,} tokens but {model} has room for {available:,} "
+            "(its context window, less the system prompt, the tools and room for the answer); shorten it",
+        )
+        self.size = needed
+        self.limit = available
+
+
+class StrategyUnavailable(ChatRefused):
+    code = "strategy_unavailable"
+
+    def __init__(self, strategy: str, why: str) -> None:
+        super().__init__(f"the {strategy!r} strategy is not available here: {why}")
+        self.strategy = strategy

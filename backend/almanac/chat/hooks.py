@@ -2,10 +2,18 @@
 
 `QueryHooks` implements `LoopHooks` (`chat/turn.py`) for every strategy that answers a query:
 it allocates item IDs (`q3-t1`, `q3-t2`, …), debits a turn's calls before they run, settles each
-call's price when it finishes (refunding what did not run to completion), and queues the call's
-full and summary items for storage — items of calls that finish together are written in one
-transaction, then summarised in the background. Debits, refunds and writes run in tasks of their
-own, so a cancelled run can never cut one in half; `settle()` waits for them.
+call's price when it finishes, and queues the call's full and summary items for storage — items of
+calls that finish together are written in one transaction, then summarised in the background.
+Debits, refunds and writes run in tasks of their own, so a cancelled run can never cut one in half;
+`settle()` waits for them.
+
+Prices come from `billing/pricing.py`. A call keeps its price only if it ran to completion and its
+result is not free (a lookup that found nothing); everything else is refunded, under a key, so no
+refund can happen twice. Documentation (+10 once per query) is held by a documentation call that
+succeeded: every documentation call of a turn reserves the +10, the first one to succeed keeps it,
+and the others give theirs back — so the query pays 10 exactly when at least one lookup succeeded.
+A per-query ceiling (`MAX_QUERY_CREDITS`) bounds what one question can cost: calls that would go
+beyond it are not run, and the model is told, each turn, how much of it is left.
 """
 
 from __future__ import annotations
@@ -16,10 +24,16 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from almanac.billing.ledger import Charge, ChargeContext, CreditService
-from almanac.billing.pricing import BillingCategory, tool_call_cost
+from almanac.billing.ledger import Charge, ChargeContext, CreditService, refund_key
+from almanac.billing.pricing import (
+    DOCUMENTATION_COST,
+    GITHUB_TOOL_COST,
+    OTHER_TOOL_COST,
+    BillingCategory,
+    tool_call_cost,
+)
 from almanac.chat.events import ToolResultEvent
-from almanac.chat.summaries import SummaryJobs
+from almanac.chat.summaries import SummaryDone, SummaryJobs
 from almanac.chat.turn import Admission
 from almanac.llm.messages import ToolUseBlock
 from almanac.memory.history import HistoryStore
@@ -41,6 +55,8 @@ class QueryRef:
     query_number: int
     query_id: str
     message: str
+    base_credits: int = 0  # what the query itself cost (counted against the ceiling)
+    credit_limit: int = 0  # the per-query ceiling; 0: none
 
 
 @dataclass(frozen=True)
@@ -63,7 +79,8 @@ class ToolLedger:
     credits: int = 0
     names: list[str] = field(default_factory=list)
     summaries: dict[str, str] = field(default_factory=dict)
-    summary_jobs: dict[str, asyncio.Task[str]] = field(default_factory=dict)
+    summary_jobs: dict[str, asyncio.Task[SummaryDone]] = field(default_factory=dict)
+    limit_reached: bool = False  # some call was not run because of the per-query ceiling
 
 
 class QueryHooks:
@@ -85,7 +102,8 @@ class QueryHooks:
         self._summaries = summaries
         self._on_write = on_write
         self._charges: dict[str, Charge] = {}
-        self._documentation_paid_by: str | None = None
+        self._documentation_items: set[str] = set()  # documentation calls holding a reserve
+        self._documentation_held_by: str | None = None  # the successful call that keeps the +10
         self._pending: list[asyncio.Task[Any]] = []
         self._unwritten: list[_Unwritten] = []
         self._writer: asyncio.Task[None] | None = None
@@ -106,42 +124,88 @@ class QueryHooks:
         )
 
     async def admit(self, calls: Sequence[tuple[ToolUseBlock, Tool, str]]) -> list[Admission]:
-        prices: list[int] = []
-        documentation_paid = self._documentation_paid_by is not None
-        for _, tool, _ in calls:
-            prices.append(tool_call_cost(tool.billing, documentation_charged=documentation_paid))
-            documentation_paid = documentation_paid or tool.billing is BillingCategory.DOCUMENTATION
-        paid = [(call, item_id, price) for (call, _, item_id), price in zip(calls, prices, strict=True) if price]
+        held = self._documentation_held_by is not None
+        prices = [tool_call_cost(tool.billing, documentation_charged=held) for _, tool, _ in calls]
+        within = self._within_limit([(tool, price) for (_, tool, _), price in zip(calls, prices, strict=True)])
+        paid = [
+            (call, item_id, price)
+            for (call, _, item_id), price, ok in zip(calls, prices, within, strict=True)
+            if price and ok
+        ]
         # Debited in a task of its own: if the run is cancelled meanwhile, the charges are still
         # tracked in `_charges` (and refunded when the calls are recorded as never run).
         charges = await self._shielded(self._debit(paid))
         balance = min((c.balance_after for c in charges.values()), default=None)
         admissions: list[Admission] = []
-        documentation_refused = False
-        for (call, tool, item_id), price in zip(calls, prices, strict=True):
-            full_price = tool_call_cost(tool.billing, documentation_charged=False)
-            is_documentation = tool.billing is BillingCategory.DOCUMENTATION
-            if price and item_id in charges:
-                if is_documentation:
-                    self._documentation_paid_by = item_id
-                admissions.append(Admission(True, price))
-            elif price or (is_documentation and documentation_refused):
-                documentation_refused = documentation_refused or is_documentation
+        for (call, tool, item_id), price, ok in zip(calls, prices, within, strict=True):
+            if not ok:
+                self.tools.limit_reached = True
+                admissions.append(Admission(False, 0, self._over_limit(call.name, price), ToolStatus.OVER_LIMIT))
+            elif price and item_id not in charges:
                 shown = balance if balance is not None else await self._credits.balance(user_id=self.query.user_id)
                 admissions.append(
                     Admission(
                         False,
                         0,
                         (
-                            f"Not run: {call.name} costs {price or full_price} "
-                            f"credits and the user's balance is {shown}. "
+                            f"Not run: {call.name} costs {price} credits and the user's balance is {shown}. "
                             "Answer with what you already have, and mention that credits ran out."
                         ),
                     )
                 )
             else:
-                admissions.append(Admission(True, 0))
+                if price and tool.billing is BillingCategory.DOCUMENTATION:
+                    self._documentation_items.add(item_id)
+                admissions.append(Admission(True, price))
         return admissions
+
+    def turn_note(self) -> str | None:
+        """What the model is told after each turn of tool calls: how much of the question's credit
+        limit is left."""
+        limit = self.query.credit_limit
+        if not limit:
+            return None
+        spent = self._committed()
+        return (
+            f"[Credits: this question has cost {spent} of its {limit}-credit limit; {max(0, limit - spent)} "
+            f"are left for tool calls (documentation {DOCUMENTATION_COST}, once per question; GitHub tools "
+            f"{GITHUB_TOOL_COST}; other tools {OTHER_TOOL_COST}). Calls beyond the limit are not run.]"
+        )
+
+    def _committed(self) -> int:
+        """What the query costs so far: its base, the calls that kept their price, and the
+        reserves of calls still running (documentation counted once)."""
+        pending = sum(
+            charge.amount for item_id, charge in self._charges.items() if item_id not in self._documentation_items
+        )
+        documentation = DOCUMENTATION_COST if self._documentation_items and self._documentation_held_by is None else 0
+        return self.query.base_credits + self.tools.credits + pending + documentation
+
+    def _within_limit(self, priced: Sequence[tuple[Tool, int]]) -> list[bool]:
+        """Which calls, admitted in order, keep the query within its ceiling."""
+        limit = self.query.credit_limit
+        if not limit:
+            return [True] * len(priced)
+        projected = self._committed()
+        documentation_counted = bool(self._documentation_items) or self._documentation_held_by is not None
+        within = []
+        for tool, price in priced:
+            is_documentation = tool.billing is BillingCategory.DOCUMENTATION
+            extra = 0 if is_documentation and documentation_counted else price
+            ok = projected + extra <= limit
+            within.append(ok)
+            if ok:
+                projected += extra
+                documentation_counted = documentation_counted or (is_documentation and price > 0)
+        return within
+
+    def _over_limit(self, name: str, price: int) -> str:
+        limit, spent = self.query.credit_limit, self._committed()
+        return (
+            f"Not run: {name} costs {price} credits and this question has already cost {spent} of its "
+            f"{limit}-credit limit. Answer with what you have, and mention that the question reached its "
+            "credit limit (the user can ask a follow-up question to continue)."
+        )
 
     async def record(
         self, call: ToolUseBlock, item_id: str, outcome: ToolOutcome, admission: Admission
@@ -192,18 +256,22 @@ class QueryHooks:
         """Settle the call's price, queue its two items (full and summary) for storage, and say
         what happened."""
         tools, query = self.tools, self.query
-        charged = admission.credits if outcome.status.billable else 0
         charge = self._charges.pop(item_id, None)
-        if charge is not None and not outcome.status.billable:
+        keep, why = outcome.chargeable, outcome.status.value if not outcome.status.billable else "found nothing"
+        if item_id in self._documentation_items:
+            self._documentation_items.discard(item_id)
+            if keep and self._documentation_held_by is None:
+                self._documentation_held_by = item_id
+            elif keep:
+                keep, why = False, f"documentation already paid by {self._documentation_held_by}"
+        if charge is not None and not keep:
             await self._credits.refund(
                 user_id=query.user_id,
                 charge=charge,
-                context=ChargeContext(
-                    f"tool {call.name} {outcome.status.value}", query.conversation_id, query.query_id, item_id
-                ),
+                context=ChargeContext(f"tool {call.name}: {why}", query.conversation_id, query.query_id, item_id),
+                key=refund_key(query.conversation_id, query.query_id, item_id),
             )
-            if self._documentation_paid_by == item_id:
-                self._documentation_paid_by = None
+        charged = charge.amount if charge is not None and keep else 0
         tools.credits += charged
         sum_id = summary_id(item_id)
         long = needs_summary(outcome.content)

@@ -1,6 +1,13 @@
 """One query being answered: its lifecycle — start the loop, stream its events, and finish (store the
 answer, settle the bill, release the conversation) whatever happened. What tool calls cost and how
-they are stored is `chat/hooks.py`."""
+they are stored is `chat/hooks.py`.
+
+While the run lives it renews its lease on the conversation every third of `lease_s`, so a short
+lease is enough and a conversation whose process died is free again within seconds. The answer's
+end (`message_end`) is sent, and the conversation released, as soon as the answer is complete;
+summaries still being written arrive afterwards as `summary` events (for at most `summary_wait_s`),
+and are stored whether anyone is still listening or not.
+"""
 
 from __future__ import annotations
 
@@ -13,18 +20,22 @@ from typing import TYPE_CHECKING
 
 import anyio
 
-from almanac.billing.ledger import Charge, ChargeContext
+from almanac.billing.ledger import Charge, ChargeContext, refund_key
 from almanac.chat.events import (
     ChatEvent,
     ErrorEvent,
     MessageEnd,
     MessageStart,
+    SummaryEvent,
     TextDeltaEvent,
 )
 from almanac.chat.hooks import QueryHooks, QueryRef
+from almanac.chat.strategies import Strategy
+from almanac.chat.strategies.setup import AnswerLoop, boost_for
+from almanac.chat.summaries import SummaryDone
 from almanac.chat.turn import TurnLoop
 from almanac.llm.base import ModelError
-from almanac.memory.history import working_messages
+from almanac.memory.context import QueryPrompt
 from almanac.memory.ids import ItemKind, query_id, response_id, summary_id
 from almanac.memory.summarise import SummaryRequest, needs_summary
 from almanac.storage.records import ItemRecord, UserRecord
@@ -46,6 +57,7 @@ class RunSetup:
     lock_token: str
     message: str
     base_charge: Charge
+    strategy: Strategy = "direct"
 
 
 @dataclass
@@ -53,7 +65,6 @@ class _RunState:
     text: list[str] = field(default_factory=list)
     turns: int = 0
     stop_reason: str = ""
-    lease_renewed_at: float = field(default_factory=time.monotonic)
 
 
 class ChatRun:
@@ -65,14 +76,22 @@ class ChatRun:
         self.query_id = query_id(setup.query_number)
         self._state = _RunState()
         self.hooks = QueryHooks(
-            QueryRef(setup.user.id, setup.conversation_id, setup.query_number, self.query_id, setup.message),
+            QueryRef(
+                setup.user.id,
+                setup.conversation_id,
+                setup.query_number,
+                self.query_id,
+                setup.message,
+                base_credits=setup.base_charge.amount,
+                credit_limit=service.limits.credit_limit,
+            ),
             credits=service.credits,
             history=service.history,
             summaries=service.summaries,
-            on_write=self._renew_lease_if_due,
         )
         self._queue: asyncio.Queue[object] = asyncio.Queue()
         self._worker: asyncio.Task[None] | None = None
+        self._late: dict[str, asyncio.Task[SummaryDone]] = {}  # summaries still running at message_end
 
     def begin(self) -> None:
         """Start answering now. The run completes (and is stored and billed) even if nobody reads
@@ -122,20 +141,16 @@ class ChatRun:
         service = self._service
         error: Exception | None = None
         cancelled = False
+        lease = asyncio.create_task(self._hold_lease())
         try:
             queue.put_nowait(
                 MessageStart(self.conversation_id, self.query_id, service.model.name, service.model.provider)
             )
             items = await service.history.items(user_id=self.setup.user.id, conversation_id=self.conversation_id)
-            messages = working_messages(items, query_number=self.setup.query_number, query_text=self.setup.message)
-            loop = TurnLoop(
-                model=service.model,
-                system=service.system_prompt,
-                messages=messages,
-                registry=service.registry,
-                hooks=self.hooks,
-                limits=service.limits.loop,
+            prompt = QueryPrompt(
+                items, self.setup.query_number, self.setup.message, service.limits.window, service.counter
             )
+            loop = self._loop(prompt)
             async for event in loop.run():
                 if isinstance(event, TextDeltaEvent):
                     self._state.text.append(event.text)
@@ -148,69 +163,133 @@ class ChatRun:
         except Exception as exc:  # boundary: a bug must end the stream with an error, not hang it
             log.exception("chat run %s/%s failed", self.conversation_id, self.query_id)
             error = exc
-        finisher = asyncio.create_task(self._finish(error=error, cancelled=cancelled))
+        finisher = asyncio.create_task(self._finish(error=error, cancelled=cancelled, lease=lease))
         service.keep_alive(finisher)
         try:
             for event in await asyncio.shield(finisher):
                 queue.put_nowait(event)
+            if not cancelled:
+                async for summary in self._late_summaries():
+                    queue.put_nowait(summary)
         finally:
             queue.put_nowait(_DONE)
 
-    async def _renew_lease_if_due(self) -> None:
-        if time.monotonic() - self._state.lease_renewed_at > self._service.limits.lease_s / 3:
-            self._state.lease_renewed_at = time.monotonic()
-            await self._service.extend_lease(conversation_id=self.conversation_id, lock_token=self.setup.lock_token)
+    def _loop(self, prompt: QueryPrompt) -> AnswerLoop:
+        """The loop that answers this query, by its strategy."""
+        service = self._service
+
+        def turn_loop(system: str) -> TurnLoop:
+            return TurnLoop(
+                model=service.model,
+                system=system,
+                prompt=prompt,
+                registry=service.registry,
+                hooks=self.hooks,
+                limits=service.limits.loop,
+            )
+
+        if self.setup.strategy == "boost":
+            return boost_for(service, prompt, turn_loop)
+        return turn_loop(service.system_prompt)
+
+    async def _hold_lease(self) -> None:
+        """Renew the conversation's lease every third of its length while the run lives."""
+        service = self._service
+        interval = max(0.05, service.limits.lease_s / 3)
+        while True:
+            await asyncio.sleep(interval)
+            started = time.monotonic()
+            try:
+                held = await service.extend_lease(
+                    conversation_id=self.conversation_id, lock_token=self.setup.lock_token
+                )
+            except Exception:  # boundary: a failed renewal is retried at the next beat
+                log.warning("could not renew the lease of %s", self.conversation_id, exc_info=True)
+                continue
+            if not held:
+                log.warning("the lease of %s/%s was lost", self.conversation_id, self.query_id)
+                return
+            log.debug("lease of %s renewed in %.1f ms", self.conversation_id, (time.monotonic() - started) * 1000)
 
     # --- finishing ---------------------------------------------------------------------------
 
-    async def _finish(self, *, error: Exception | None, cancelled: bool) -> list[ChatEvent]:
+    async def _finish(self, *, error: Exception | None, cancelled: bool, lease: asyncio.Task[None]) -> list[ChatEvent]:
         """Store and bill what completed, release the conversation, and say how it ended."""
-        async with asyncio.timeout(FINISH_TIMEOUT_S):
-            state, service, setup, tools = self._state, self._service, self.setup, self.hooks.tools
-            await self.hooks.wait_pending()
-            produced = bool(state.text) or tools.completed > 0
-            if (error is not None or cancelled) and not produced:
-                return await self._undo(error)
-            await self.hooks.settle()  # every tool item is stored and its price settled
-            response = "".join(state.text)
-            stop_reason = state.stop_reason or "end_turn"
-            events: list[ChatEvent] = []
-            if error is not None:
-                message = _error_message(error)
-                response += f"\n\n[The answer stopped early: {message}]"
-                stop_reason = "error"
-                events.append(ErrorEvent(_error_code(error), message, refunded=False))
-            elif cancelled:
-                response += "\n\n[Stopped: the answer was interrupted before it was complete.]"
-                stop_reason = "cancelled"
-            await self._store_response(
-                response, status="done" if stop_reason not in ("error", "cancelled") else "interrupted"
+        try:
+            async with asyncio.timeout(FINISH_TIMEOUT_S):
+                return await self._settle(error=error, cancelled=cancelled)
+        finally:
+            lease.cancel()
+
+    async def _settle(self, *, error: Exception | None, cancelled: bool) -> list[ChatEvent]:
+        state, service, setup, tools = self._state, self._service, self.setup, self.hooks.tools
+        await self.hooks.wait_pending()
+        # The model produced something as soon as it wrote text or asked for a tool: a tool call's
+        # input is model output too. Only a query with neither is refunded entirely.
+        produced = bool(state.text) or tools.count > 0
+        if (error is not None or cancelled) and not produced:
+            return await self._undo(error)
+        await self.hooks.settle()  # every tool item is stored and its price settled
+        response = "".join(state.text)
+        stop_reason = state.stop_reason or "end_turn"
+        events: list[ChatEvent] = []
+        if error is not None:
+            message = _error_message(error)
+            response += f"\n\n[The answer stopped early: {message}]"
+            stop_reason = "error"
+            events.append(ErrorEvent(_error_code(error), message, refunded=False))
+        elif cancelled:
+            response += "\n\n[Stopped: the answer was interrupted before it was complete.]"
+            stop_reason = "cancelled"
+        await self._store_response(
+            response, status="done" if stop_reason not in ("error", "cancelled") else "interrupted"
+        )
+        await service.release(conversation_id=self.conversation_id, lock_token=setup.lock_token)
+        ready: dict[str, str] = {}
+        for sum_id, job in tools.summary_jobs.items():
+            if job.done() and not job.cancelled() and job.exception() is None:
+                ready[sum_id] = job.result().text
+            elif not job.done():
+                self._late[sum_id] = job
+        tools.summaries.update(ready)
+        summaries = {sum_id: text for sum_id, text in tools.summaries.items() if sum_id not in self._late}
+        balance = await service.credits.balance(user_id=setup.user.id)
+        response_sum_id = summary_id(response_id(setup.query_number))
+        events.append(
+            MessageEnd(
+                conversation_id=self.conversation_id,
+                query_id=self.query_id,
+                message_id=response_id(setup.query_number),
+                summary_id=response_sum_id,
+                summary=summaries.get(response_sum_id),
+                response=response,
+                tools_used=list(tools.names),
+                credits_used=self.credits_used,
+                credits_remaining=balance,
+                turns=state.turns,
+                stop_reason=stop_reason,
+                summaries=summaries,
+                credit_limit=service.limits.credit_limit,
+                credit_limit_reached=tools.limit_reached,
             )
-            if not cancelled:
-                await service.summaries.wait(tools.summary_jobs.values(), timeout_s=service.limits.summary_wait_s)
-            await service.release(conversation_id=self.conversation_id, lock_token=setup.lock_token)
-            for sum_id, job in tools.summary_jobs.items():
-                if job.done() and not job.cancelled() and job.exception() is None:
-                    tools.summaries[sum_id] = job.result()
-            balance = await service.credits.balance(user_id=setup.user.id)
-            response_sum_id = summary_id(response_id(setup.query_number))
-            events.append(
-                MessageEnd(
-                    conversation_id=self.conversation_id,
-                    query_id=self.query_id,
-                    message_id=response_id(setup.query_number),
-                    summary_id=response_sum_id,
-                    summary=tools.summaries.get(response_sum_id, ""),
-                    response=response,
-                    tools_used=list(tools.names),
-                    credits_used=self.credits_used,
-                    credits_remaining=balance,
-                    turns=state.turns,
-                    stop_reason=stop_reason,
-                    summaries=dict(tools.summaries),
-                )
-            )
-            return events
+        )
+        return events
+
+    async def _late_summaries(self) -> AsyncIterator[SummaryEvent]:
+        """The summaries that finish after `message_end`, as they finish (for a bounded time)."""
+        pending = {job: sum_id for sum_id, job in self._late.items()}
+        deadline = time.monotonic() + self._service.limits.summary_wait_s
+        while pending:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return
+            done, _ = await asyncio.wait(pending, timeout=left, return_when=asyncio.FIRST_COMPLETED)
+            for job in done:
+                sum_id = pending.pop(job)
+                if job.cancelled() or job.exception() is not None:
+                    continue
+                result = job.result()
+                yield SummaryEvent(item_id=result.full_id, summary_id=sum_id, summary=result.text, status=result.status)
 
     @property
     def credits_used(self) -> int:
@@ -261,11 +340,13 @@ class ChatRun:
                 user_id=setup.user.id,
                 charge=charge,
                 context=ChargeContext("refund: interrupted", self.conversation_id, self.query_id, item_id),
+                key=refund_key(self.conversation_id, self.query_id, item_id),
             )
         await service.credits.refund(
             user_id=setup.user.id,
             charge=setup.base_charge,
             context=ChargeContext("refund: the query produced nothing", self.conversation_id, self.query_id),
+            key=refund_key(self.conversation_id, self.query_id, None),
         )
         await service.abandon(
             conversation_id=self.conversation_id,

@@ -1,10 +1,16 @@
 """`ChatService`: one user message in, a stream of `ChatEvent`s out, with memory and credits.
 
-`start()` does everything that can refuse a request — validation, the conversation and its query
-lease, the base debit — before any model work, so refusals are plain 4xx errors. `ChatRun.events()`
+`start()` does everything that can refuse a request — validation (including whether the message fits
+the model's context window), the conversation and its query lease, the base debit — before any
+model work, so refusals are plain 4xx errors. `ChatRun.events()`
 then runs the turn loop in a worker task and yields its events. If the consumer goes away, the
 worker is cancelled: running tools stop, and what completed is stored and billed in a finish step
 that cancellation cannot interrupt.
+
+A conversation's lease is short and renewed while its run lives. A query whose process died
+leaves an expired lease behind; the next request on that conversation, or the startup sweep,
+settles it: the query is marked interrupted (an answer item saying so) and refunded in full from
+the ledger — under the same refund keys a live run uses, so nothing is refunded twice.
 """
 
 from __future__ import annotations
@@ -21,20 +27,25 @@ from almanac.billing.ledger import ChargeContext, CreditService
 from almanac.billing.plans import how_to_get_more
 from almanac.billing.pricing import BASE_COST
 from almanac.chat.errors import (
+    ContextTooLarge,
     ConversationBusy,
     ConversationNotFound,
     EmptyMessage,
     InsufficientCredits,
     MessageTooLarge,
+    StrategyUnavailable,
 )
 from almanac.chat.events import ChatEvent
 from almanac.chat.prompts import SYSTEM_PROMPT
 from almanac.chat.run import ChatRun, RunSetup
+from almanac.chat.strategies import Strategy
 from almanac.chat.summaries import SummaryJobs
 from almanac.chat.turn import LoopLimits
 from almanac.llm.base import Model
+from almanac.llm.tokens import TokenCounter
+from almanac.memory.context import ContextOverflow, QueryPrompt, Window, preflight
 from almanac.memory.history import HistoryStore
-from almanac.memory.ids import ItemKind, query_id
+from almanac.memory.ids import ItemKind, query_id, response_id, summary_id
 from almanac.storage import conversations as conversation_store
 from almanac.storage.db import Database, Session
 from almanac.storage.records import ItemRecord, UserRecord
@@ -45,11 +56,31 @@ TITLE_CHARS = 80
 
 
 @dataclass(frozen=True)
+class Strategies:
+    """What the strategies other than `direct` need: the planner (boost) and the helper
+    (collaborate) models, each None when not configured, and the server's default strategy."""
+
+    default: Strategy = "direct"
+    planner: Model | None = None
+    planner_template: str | None = None
+    planner_timeout_s: float = 60.0
+    helper: Model | None = None
+
+
+@dataclass(frozen=True)
 class ChatLimits:
     max_message_chars: int = 32_000
     summary_wait_s: float = 15.0
-    lease_s: float = 600.0
+    lease_s: float = 30.0
+    credit_limit: int = 50  # per query; 0: none
+    window: Window = field(default_factory=lambda: Window(1_000_000))
     loop: LoopLimits = field(default_factory=LoopLimits)
+
+
+INTERRUPTED = (
+    "[Interrupted: the server stopped before this answer was complete. Nothing was charged for this "
+    "question; ask it again.]"
+)
 
 
 class ChatService:
@@ -67,6 +98,7 @@ class ChatService:
         limits: ChatLimits,
         system_prompt: str = SYSTEM_PROMPT,
         clock: Callable[[], datetime] | None = None,
+        strategies: Strategies | None = None,
     ) -> None:
         self.database = database
         self.history = history
@@ -77,15 +109,24 @@ class ChatService:
         self.limits = limits
         self.system_prompt = system_prompt
         self.clock = clock or (lambda: datetime.now(UTC))
+        self.counter = TokenCounter()  # learns from the provider's usage reports
+        self.strategies = strategies or Strategies()
         self._finishers: set[asyncio.Task[Any]] = set()
 
-    async def start(self, *, user: UserRecord, message: str, conversation_id: str | None) -> ChatRun:
+    async def start(
+        self, *, user: UserRecord, message: str, conversation_id: str | None, strategy: Strategy | None = None
+    ) -> ChatRun:
         """Refuse (with a `ChatRefused` error) or commit to answering: the query number is
-        allocated, the base cost paid and the query stored."""
+        allocated, the base cost paid and the query stored. `strategy` (else the user's default,
+        else the server's) says how the question is answered."""
+        chosen = self.strategy_for(user, strategy)
         if not message.strip():
             raise EmptyMessage()
         if len(message) > self.limits.max_message_chars:
             raise MessageTooLarge(size=len(message), limit=self.limits.max_message_chars)
+        self._check_fits(message)
+        if conversation_id is not None:
+            await self.settle_abandoned(user_id=user.id, conversation_id=conversation_id)
         created = conversation_id is None
         lock_token = str(uuid.uuid4())
         # One transaction: a refusal (busy, unknown, out of credits) rolls everything back.
@@ -115,10 +156,27 @@ class ChatService:
             lock_token=lock_token,
             message=message,
             base_charge=charge,
+            strategy=chosen,
         )
         run = ChatRun(self, setup)
         run.begin()
         return run
+
+    def strategy_for(self, user: UserRecord, requested: Strategy | None) -> Strategy:
+        """The strategy a question is answered with; refuses one that cannot run here."""
+        chosen: Strategy = requested or user.default_strategy or self.strategies.default  # type: ignore[assignment]
+        if chosen == "collaborate" and self.strategies.helper is None:
+            raise StrategyUnavailable(chosen, "no helper model is configured (COLLABORATION_HELPER_MODEL)")
+        return chosen
+
+    def _check_fits(self, message: str) -> None:
+        """Refuse a message that cannot fit the model's window even with no history at all."""
+        tools = self.registry.specs() if self.model.supports_tools else ()
+        prompt = QueryPrompt((), 1, message, self.limits.window, self.counter)
+        try:
+            preflight(prompt, system=self.system_prompt, tools=tools)
+        except ContextOverflow as exc:
+            raise ContextTooLarge(needed=exc.needed, available=exc.available, model=self.model.name) from None
 
     async def _begin_query(self, session: Session, user: UserRecord, conversation_id: str, lock_token: str) -> int:
         now = self.clock()
@@ -154,13 +212,61 @@ class ChatService:
         async with self.database.session() as session:
             await conversation_store.end_query(session, conversation_id=conversation_id, lock_token=lock_token)
 
-    async def extend_lease(self, *, conversation_id: str, lock_token: str) -> None:
-        """Keep holding the conversation for another lease period."""
+    async def extend_lease(self, *, conversation_id: str, lock_token: str) -> bool:
+        """Keep holding the conversation for another lease period; False if the lease was lost."""
         until = self.clock() + timedelta(seconds=self.limits.lease_s)
         async with self.database.session() as session:
-            await conversation_store.extend_lease(
+            return await conversation_store.extend_lease(
                 session, conversation_id=conversation_id, lock_token=lock_token, lease_until=until
             )
+
+    async def settle_abandoned(self, *, user_id: str | None, conversation_id: str) -> bool:
+        """If the conversation's lease expired while a query held it (its process died), settle that
+        query: mark it interrupted and refund it. True if one was settled here."""
+        now = self.clock()
+        async with self.database.session() as session:
+            stale = await conversation_store.claim_expired_lease(
+                session, conversation_id=conversation_id, user_id=user_id, now=now
+            )
+            if stale is None:
+                return False
+            owner, number = stale
+            response = response_id(number)
+            existing = await conversation_store.get_item(
+                session, user_id=owner, conversation_id=conversation_id, item_id=response
+            )
+            if existing is None and number > 0:
+                await conversation_store.add_items(
+                    session,
+                    conversation_id=conversation_id,
+                    items=[
+                        ItemRecord(response, number, ItemKind.RESPONSE, INTERRUPTED, status="interrupted"),
+                        ItemRecord(summary_id(response), number, ItemKind.RESPONSE_SUMMARY, INTERRUPTED, ref=response),
+                    ],
+                )
+        if existing is None and number > 0:
+            given = await self.credits.refund_remainder(
+                user_id=owner,
+                conversation_id=conversation_id,
+                query_id=query_id(number),
+                reason="refund: the server stopped before answering",
+            )
+            log.warning(
+                "settled query %s of %s left unfinished by a stopped process (%d credits refunded)",
+                query_id(number),
+                conversation_id,
+                given,
+            )
+        return True
+
+    async def sweep(self) -> int:
+        """Settle every query whose process died (at startup); returns how many."""
+        async with self.database.session() as session:
+            stale = await conversation_store.expired_leases(session, now=self.clock())
+        settled = 0
+        for conversation_id in stale:
+            settled += await self.settle_abandoned(user_id=None, conversation_id=conversation_id)
+        return settled
 
     def keep_alive(self, task: asyncio.Task[Any]) -> None:
         """Hold a reference to a finishing task so it completes even if nobody awaits it."""

@@ -10,11 +10,22 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Iterable
+from dataclasses import dataclass
 
 from almanac.memory.history import HistoryStore, bounded
 from almanac.memory.summarise import Summariser, SummaryRequest
 
 log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class SummaryDone:
+    """A finished summary job: the text stored for the summary ID, and whether it is a real
+    summary (`done`) or the bounded original kept because summarising failed (`failed`)."""
+
+    full_id: str
+    text: str
+    status: str
 
 
 class SummaryJobs:
@@ -25,7 +36,7 @@ class SummaryJobs:
         self._history = history
         self._fallback_chars = fallback_chars
         self._timeout_s = timeout_s
-        self._tasks: set[asyncio.Task[str]] = set()
+        self._tasks: set[asyncio.Task[SummaryDone]] = set()
 
     def fallback(self, content: str, *, full_id: str) -> str:
         """What the summarised track holds until (or unless) a summary arrives."""
@@ -33,14 +44,14 @@ class SummaryJobs:
 
     def schedule(
         self, *, conversation_id: str, summary_id: str, full_id: str, request: SummaryRequest
-    ) -> asyncio.Task[str]:
-        """Start summarising; the task's result is the text stored for `summary_id`."""
+    ) -> asyncio.Task[SummaryDone]:
+        """Start summarising; the task's result is what was stored for `summary_id`."""
         task = asyncio.create_task(self._run(conversation_id, summary_id, full_id, request))
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
         return task
 
-    async def _run(self, conversation_id: str, summary_id: str, full_id: str, request: SummaryRequest) -> str:
+    async def _run(self, conversation_id: str, summary_id: str, full_id: str, request: SummaryRequest) -> SummaryDone:
         try:
             async with asyncio.timeout(self._timeout_s):
                 summary = (await self.summariser.summarise(request)).strip()
@@ -56,10 +67,10 @@ class SummaryJobs:
             )
         except Exception:  # boundary: the bounded fallback stays in place; log and move on
             log.exception("could not store the summary %s", summary_id)
-        return summary
+        return SummaryDone(full_id, summary, status)
 
     @staticmethod
-    async def wait(tasks: Iterable[asyncio.Task[str]], *, timeout_s: float) -> None:
+    async def wait(tasks: Iterable[asyncio.Task[SummaryDone]], *, timeout_s: float) -> None:
         """Wait for these jobs, at most `timeout_s` (they keep running afterwards)."""
         pending = [task for task in tasks if not task.done()]
         if pending and timeout_s > 0:

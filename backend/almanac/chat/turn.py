@@ -1,24 +1,35 @@
 """The turn loop: up to `max_turns` model turns; all tool calls of a turn run concurrently.
 
-The loop does no database or HTTP work of its own. It receives a model, the tools, the working
-messages and `LoopHooks` (billing, storage and ID allocation, provided by the chat service), and
-yields `ChatEvent`s. It ends when the model answers without tool calls; at the turn limit the model
-is asked once more, with tools disabled, for its best answer. Each tool call runs under its own
-timeout; failures become error results and the loop goes on. If the loop is cancelled, running
-tools are cancelled and reported to the hooks as such before the cancellation propagates.
+The loop does no database or HTTP work of its own. It receives a model, the tools, the query's
+prompt (its history and context window) and `LoopHooks` (billing, storage and ID allocation,
+provided by the chat service), and yields `ChatEvent`s. Every model call is assembled within the
+model's context window (`memory/context.py`); if the provider still says the prompt is too long,
+the call is retried once with half the window. The loop ends when the model answers without tool
+calls; at the turn limit the model is asked once more, with tools disabled, for its best answer.
+Each tool call runs under its own timeout and may report progress; failures become error results
+and the loop goes on. If the loop is cancelled, running tools are cancelled and reported to the
+hooks as such before the cancellation propagates.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Sequence
-from dataclasses import dataclass
-from typing import Protocol
+from collections.abc import AsyncIterator, Callable, Sequence
+from dataclasses import dataclass, replace
+from typing import Literal, Protocol
 
-from almanac.chat.events import ChatEvent, TextDeltaEvent, ToolCallEvent, ToolResultEvent, UsageEvent
-from almanac.llm.base import Model
+from almanac.chat.events import (
+    ChatEvent,
+    TextDeltaEvent,
+    ToolCallEvent,
+    ToolProgressEvent,
+    ToolResultEvent,
+    UsageEvent,
+)
+from almanac.llm.base import Model, ModelContextTooLong
 from almanac.llm.events import StreamEnd, TextDelta, ToolCallReady, UsageReport
-from almanac.llm.messages import Block, Message, ModelRequest, TextBlock, ToolResultBlock, ToolUseBlock
+from almanac.llm.messages import ModelRequest, ToolSpec, ToolUseBlock
+from almanac.memory.context import Assembly, ContextOverflow, Exchange, QueryPrompt, Turn, assemble
 from almanac.tools.base import Tool, ToolContext
 from almanac.tools.registry import ToolRegistry
 from almanac.tools.runner import ToolOutcome, ToolStatus, check_call, run_call
@@ -43,6 +54,7 @@ class Admission:
     allowed: bool
     credits: int = 0
     reason: str = ""
+    status: ToolStatus = ToolStatus.NOT_RUN  # how a refused call is reported
 
 
 class LoopHooks(Protocol):
@@ -61,6 +73,10 @@ class LoopHooks(Protocol):
         """Store a finished (or refused, or cancelled) call and settle its price."""
         ...
 
+    def turn_note(self) -> str | None:
+        """A note for the model after each turn of tool calls (e.g. the credits left), or None."""
+        ...
+
 
 class TurnLoop:
     """One query's run. After `run()` is exhausted, `turns` and `stop_reason` say how it ended."""
@@ -70,67 +86,110 @@ class TurnLoop:
         *,
         model: Model,
         system: str,
-        messages: Sequence[Message],
+        prompt: QueryPrompt,
         registry: ToolRegistry,
         hooks: LoopHooks,
         limits: LoopLimits,
     ) -> None:
         self.model = model
         self.system = system
-        self.messages: list[Message] = list(messages)
+        self.prompt = prompt
         self.registry = registry
         self.hooks = hooks
         self.limits = limits
         self.turns = 0
         self.stop_reason = ""
+        self.history: list[Turn] = []  # the current query's finished turns
+        self.requests: list[Assembly] = []  # what each model call was assembled from
 
     async def run(self) -> AsyncIterator[ChatEvent]:
         """Run the loop, yielding events as they happen."""
         tools = self.registry.specs() if self.model.supports_tools else ()
         for turn in range(1, self.limits.max_turns + 1):
             self.turns = turn
-            request = ModelRequest(self.system, tuple(self.messages), tools, self.limits.max_tokens)
             text: list[str] = []
             calls: list[_Call] = []
-            async for event in self._model_turn(request, turn, text, calls):
+            async for event in self._model_turn(tools, "auto", turn, text, calls):
                 yield event
             if not calls:
                 return
-            results: dict[str, ToolResultBlock] = {}
+            results: dict[str, Exchange] = {}
             async for event, outcome in self._run_tools(calls):
-                content = f"[ID:{event.item_id}] {outcome.content}"
-                results[event.id] = ToolResultBlock(event.id, content, outcome.is_error)
+                if outcome is not None and isinstance(event, ToolResultEvent):
+                    entry = next(c for c in calls if c.call.id == event.id)
+                    results[event.id] = Exchange(entry.call, event.item_id, outcome.content, outcome.is_error)
                 yield event
-            self._extend(text, [c.call for c in calls], [results[c.call.id] for c in calls])
+            exchanges = tuple(results[c.call.id] for c in calls)
+            self.history.append(Turn("".join(text), exchanges, self.hooks.turn_note()))
         self.turns += 1
         note = TURN_LIMIT_NOTE.format(turns=self.limits.max_turns)
-        self.messages[-1] = Message("user", (*self.messages[-1].content, TextBlock(note)))
-        final = ModelRequest(self.system, tuple(self.messages), tools, self.limits.max_tokens, tool_choice="none")
-        async for event in self._model_turn(final, self.turns, [], None):
+        async for event in self._model_turn(tools, "none", self.turns, [], None, final_note=note):
             yield event
         self.stop_reason = "turn_limit"
 
-    async def _model_turn(
-        self, request: ModelRequest, turn: int, text: list[str], calls: list[_Call] | None
-    ) -> AsyncIterator[ChatEvent]:
-        async for event in self.model.stream(request):
-            if isinstance(event, TextDelta) and event.text:
-                text.append(event.text)
-                yield TextDeltaEvent(event.text)
-            elif isinstance(event, ToolCallReady) and calls is not None:
-                item_id, context = self.hooks.allocate(event.call)
-                calls.append(_Call(event.call, item_id, context))
-                yield ToolCallEvent(event.call.id, event.call.name, dict(event.call.input), item_id, turn)
-            elif isinstance(event, UsageReport):
-                yield UsageEvent(turn, event.usage.input_tokens, event.usage.output_tokens)
-            elif isinstance(event, StreamEnd):
-                self.stop_reason = event.stop_reason
+    def _request(
+        self,
+        tools: Sequence[ToolSpec],
+        tool_choice: Literal["auto", "none"],
+        prompt: QueryPrompt,
+        final_note: str | None,
+    ) -> ModelRequest:
+        try:
+            assembly = assemble(prompt, system=self.system, tools=tools, turns=self.history, final_note=final_note)
+        except ContextOverflow as exc:
+            raise ModelContextTooLong(str(exc)) from None
+        self.requests.append(assembly)
+        return ModelRequest(
+            self.system, assembly.messages, tuple(tools), self.limits.max_tokens, tool_choice=tool_choice
+        )
 
-    async def _run_tools(self, calls: list[_Call]) -> AsyncIterator[tuple[ToolResultEvent, ToolOutcome]]:
-        """Admit calls in order, run the admitted ones concurrently, yield results as they finish."""
+    async def _model_turn(
+        self,
+        tools: Sequence[ToolSpec],
+        tool_choice: Literal["auto", "none"],
+        turn: int,
+        text: list[str],
+        calls: list[_Call] | None,
+        *,
+        final_note: str | None = None,
+    ) -> AsyncIterator[ChatEvent]:
+        prompt = self.prompt
+        for attempt in (1, 2):
+            request = self._request(tools, tool_choice, prompt, final_note)
+            started = False
+            try:
+                async for event in self.model.stream(request):
+                    started = True
+                    if isinstance(event, TextDelta) and event.text:
+                        text.append(event.text)
+                        yield TextDeltaEvent(event.text)
+                    elif isinstance(event, ToolCallReady) and calls is not None:
+                        item_id, context = self.hooks.allocate(event.call)
+                        calls.append(_Call(event.call, item_id, context))
+                        yield ToolCallEvent(event.call.id, event.call.name, dict(event.call.input), item_id, turn)
+                    elif isinstance(event, UsageReport):
+                        if event.usage.input_tokens:
+                            prompt.counter.observe(estimated=self.requests[-1].tokens, actual=event.usage.input_tokens)
+                        yield UsageEvent(turn, event.usage.input_tokens, event.usage.output_tokens)
+                    elif isinstance(event, StreamEnd):
+                        self.stop_reason = event.stop_reason
+                return
+            except ModelContextTooLong:
+                if started or attempt == 2:
+                    raise
+                # The provider counted more than we did: try once more with half the window.
+                prompt = replace(prompt, window=prompt.window.halved())
+                self.prompt = prompt
+
+    async def _run_tools(
+        self, calls: list[_Call]
+    ) -> AsyncIterator[tuple[ToolResultEvent | ToolProgressEvent, ToolOutcome | None]]:
+        """Admit calls in order, run the admitted ones concurrently, yield results as they finish
+        (and the progress they report while they run)."""
         refused: list[tuple[_Call, ToolOutcome, Admission]] = []
         valid: list[tuple[_Call, Tool]] = []
         running: dict[asyncio.Task[ToolOutcome], tuple[_Call, Admission]] = {}
+        progress: asyncio.Queue[ToolProgressEvent] = asyncio.Queue()
         try:
             for entry in calls:
                 tool = self.registry.get(entry.call.name)
@@ -142,17 +201,28 @@ class TurnLoop:
             admissions = await self.hooks.admit([(e.call, tool, e.item_id) for e, tool in valid]) if valid else []
             for (entry, tool), admission in zip(valid, admissions, strict=True):
                 if not admission.allowed:
-                    refused.append((entry, ToolOutcome(admission.reason, ToolStatus.NOT_RUN), admission))
+                    refused.append((entry, ToolOutcome(admission.reason, admission.status), admission))
                     continue
                 timeout = getattr(tool, "timeout_s", None) or self.limits.tool_timeout_s
-                task = asyncio.create_task(run_call(tool, entry.call, entry.context, timeout_s=timeout))
+                context = replace(entry.context, progress=_reporter(progress, entry))
+                task = asyncio.create_task(run_call(tool, entry.call, context, timeout_s=timeout))
                 running[task] = (entry, admission)
             refused.sort(key=lambda r: calls.index(r[0]))
             for entry, outcome, admission in refused:
                 yield await self.hooks.record(entry.call, entry.item_id, outcome, admission), outcome
             while running:
-                done, _ = await asyncio.wait(running, return_when=asyncio.FIRST_COMPLETED)
-                for task in sorted(done, key=lambda t: calls.index(running[t][0])):
+                waiter: asyncio.Task[ToolProgressEvent] = asyncio.ensure_future(progress.get())
+                try:
+                    done, _ = await asyncio.wait([*running, waiter], return_when=asyncio.FIRST_COMPLETED)
+                finally:
+                    if not waiter.done():
+                        waiter.cancel()
+                if waiter in done:
+                    yield waiter.result(), None
+                while not progress.empty():
+                    yield progress.get_nowait(), None
+                finished = [task for task in running if task in done]
+                for task in sorted(finished, key=lambda t: calls.index(running[t][0])):
                     entry, admission = running.pop(task)
                     outcome = task.result()
                     yield await self.hooks.record(entry.call, entry.item_id, outcome, admission), outcome
@@ -170,18 +240,21 @@ class TurnLoop:
                 outcome = ToolOutcome(f"{entry.call.name} was cancelled.", ToolStatus.CANCELLED)
             await self.hooks.record(entry.call, entry.item_id, outcome, admission)
 
-    def _extend(self, text: list[str], calls: list[ToolUseBlock], results: list[ToolResultBlock]) -> None:
-        content: list[Block] = [TextBlock("".join(text))] if text else []
-        content.extend(calls)
-        self.messages.append(Message("assistant", tuple(content)))
-        self.messages.append(Message("user", tuple(results)))
-
 
 @dataclass(frozen=True)
 class _Call:
     call: ToolUseBlock
     item_id: str
     context: ToolContext
+
+
+def _reporter(queue: asyncio.Queue[ToolProgressEvent], entry: _Call) -> Callable[[str], None]:
+    """A tool's progress callback: each message becomes a `tool_progress` event (bounded)."""
+
+    def report(message: str) -> None:
+        queue.put_nowait(ToolProgressEvent(entry.call.id, entry.item_id, str(message)[:300]))
+
+    return report
 
 
 def _unknown(call: ToolUseBlock) -> ToolOutcome:

@@ -8,10 +8,13 @@ Errors, by audience:
       ModelUnavailable     5xx / connection failures after retries
       ModelAuthError       the provider rejected our credentials (an operator problem)
       ModelBadRequest      the provider rejected the request (4xx other than auth/429)
+        ModelContextTooLong  … because the prompt exceeds the model's context window (the turn
+                             loop retries once with half the budget)
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import AsyncIterator
 from typing import Protocol, runtime_checkable
 
@@ -43,6 +46,23 @@ class ModelAuthError(ModelError):
 
 class ModelBadRequest(ModelError):
     code = "model_bad_request"
+
+
+class ModelContextTooLong(ModelBadRequest):
+    code = "model_context_too_long"
+
+
+_CONTEXT_TOO_LONG = re.compile(
+    r"prompt is too long|context[_ ]length[_ ]exceeded|maximum context length|context (?:window|size|length)"
+    r"|exceeds? (?:the )?(?:available )?context|too many (?:input )?tokens|input is too long",
+    re.IGNORECASE,
+)
+
+
+def says_context_too_long(*details: str | None) -> bool:
+    """Whether a provider's error code or message says the prompt did not fit the context window
+    (OpenAI `context_length_exceeded`, Anthropic "prompt is too long", vLLM / llama.cpp wording)."""
+    return any(detail and _CONTEXT_TOO_LONG.search(detail) for detail in details)
 
 
 @runtime_checkable

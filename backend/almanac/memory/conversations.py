@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Literal
 
 from almanac.memory.history import full_track, summarised_track
 from almanac.storage import conversations as store
@@ -47,6 +49,9 @@ class ConversationService:
                 return None
             return await store.get_conversation(session, user_id=user_id, conversation_id=conversation_id)
 
-    async def delete(self, *, user_id: str, conversation_id: str) -> bool:
+    async def delete(self, *, user_id: str, conversation_id: str) -> Literal["deleted", "missing", "busy"]:
+        """Delete the conversation and its history — not while it is answering (`busy`)."""
         async with self._db.session() as session:
-            return await store.delete_conversation(session, user_id=user_id, conversation_id=conversation_id)
+            return await store.delete_conversation(
+                session, user_id=user_id, conversation_id=conversation_id, now=datetime.now(UTC)
+            )

@@ -5,6 +5,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Sequence
 from datetime import datetime
+from typing import Literal
 
 from sqlalchemy import delete, func, insert, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -90,14 +91,58 @@ async def rename_conversation(session: AsyncSession, *, user_id: str, conversati
     return bool(result.rowcount)  # type: ignore[attr-defined]
 
 
-async def delete_conversation(session: AsyncSession, *, user_id: str, conversation_id: str) -> bool:
-    """Delete a conversation and its items; False if the user has no such conversation."""
+async def delete_conversation(
+    session: AsyncSession, *, user_id: str, conversation_id: str, now: datetime
+) -> Literal["deleted", "missing", "busy"]:
+    """Delete a conversation and its items unless a query holds an unexpired lease on it."""
     owned = await get_conversation(session, user_id=user_id, conversation_id=conversation_id)
     if owned is None:
-        return False
+        return "missing"
+    result = await session.execute(
+        delete(Conversation).where(
+            Conversation.id == conversation_id,
+            or_(Conversation.lock_token.is_(None), Conversation.locked_until < now),
+        )
+    )
+    if not result.rowcount:  # type: ignore[attr-defined]
+        return "busy"
     await session.execute(delete(HistoryItem).where(HistoryItem.conversation_id == conversation_id))
-    await session.execute(delete(Conversation).where(Conversation.id == conversation_id))
-    return True
+    return "deleted"
+
+
+async def claim_expired_lease(
+    session: AsyncSession, *, conversation_id: str, user_id: str | None, now: datetime
+) -> tuple[str, int] | None:
+    """Take over an expired lease that a query still holds (its process died), releasing it: the
+    owner and the number of the query left unfinished; None if there is none (or another process
+    claimed it first)."""
+    row = (
+        await session.execute(
+            select(Conversation.user_id, Conversation.query_counter, Conversation.lock_token).where(
+                Conversation.id == conversation_id,
+                Conversation.lock_token.is_not(None),
+                Conversation.locked_until < now,
+                *((Conversation.user_id == user_id,) if user_id is not None else ()),
+            )
+        )
+    ).one_or_none()
+    if row is None:
+        return None
+    owner, number, token = row
+    claimed = await session.execute(
+        update(Conversation)
+        .where(Conversation.id == conversation_id, Conversation.lock_token == token)
+        .values(lock_token=None, locked_until=None)
+    )
+    return (owner, number) if claimed.rowcount else None  # type: ignore[attr-defined]
+
+
+async def expired_leases(session: AsyncSession, *, now: datetime) -> list[str]:
+    """Conversations whose query lease expired while still held."""
+    rows = await session.execute(
+        select(Conversation.id).where(Conversation.lock_token.is_not(None), Conversation.locked_until < now)
+    )
+    return list(rows.scalars())
 
 
 async def begin_query(

@@ -38,6 +38,16 @@ class NewLedgerEntry:
     conversation_id: str | None = None
     query_id: str | None = None
     item_id: str | None = None
+    idem_key: str | None = None  # unique: a second row with the same key fails the transaction
+
+
+@dataclass(frozen=True)
+class HeldCharge:
+    """What a query's debits of one item still hold after its refunds, and from which day."""
+
+    from_daily: int
+    from_pack: int
+    period: str
 
 
 async def create_account(session: AsyncSession, *, user_id: str) -> None:
@@ -129,22 +139,28 @@ async def debit(session: AsyncSession, *, user_id: str, amount: int, period: str
     )
 
 
-async def credit(session: AsyncSession, *, user_id: str, to_daily: int, to_pack: int) -> None:
-    """Add credits back (refunds, grants). Credits returned to the daily allowance also reduce
-    the month's spent allowance."""
+async def credit(
+    session: AsyncSession, *, user_id: str, to_daily: int, to_pack: int, month_given_back: int | None = None
+) -> None:
+    """Add credits back (refunds, grants). `month_given_back` (default: `to_daily`) is taken off the
+    month's spent allowance, never below zero."""
+    given_back = to_daily if month_given_back is None else month_given_back
     await session.execute(
         update(CreditAccount)
         .where(CreditAccount.user_id == user_id)
         .values(
             daily_balance=CreditAccount.daily_balance + to_daily,
             pack_balance=CreditAccount.pack_balance + to_pack,
-            month_used=CreditAccount.month_used - to_daily,
+            month_used=case((CreditAccount.month_used >= given_back, CreditAccount.month_used - given_back), else_=0),
         )
     )
 
 
-async def add_ledger_entries(session: AsyncSession, *, user_id: str, entries: Sequence[NewLedgerEntry]) -> None:
-    """Append ledger rows (zero-delta entries are skipped)."""
+async def add_ledger_entries(
+    session: AsyncSession, *, user_id: str, entries: Sequence[NewLedgerEntry], keep_zero: bool = False
+) -> None:
+    """Append ledger rows (zero-delta entries are skipped unless `keep_zero`: a keyed refund of
+    nothing still records its key)."""
     now = utcnow()
     rows = [
         {
@@ -157,13 +173,41 @@ async def add_ledger_entries(session: AsyncSession, *, user_id: str, entries: Se
             "conversation_id": entry.conversation_id,
             "query_id": entry.query_id,
             "item_id": entry.item_id,
+            "idem_key": entry.idem_key,
             "created_at": now,
         }
         for entry in entries
-        if entry.delta != 0
+        if entry.delta != 0 or (keep_zero and entry.idem_key)
     ]
     if rows:
         await session.execute(insert(LedgerEntry), rows)
+
+
+async def held_by_query(
+    session: AsyncSession, *, user_id: str, conversation_id: str, query_id: str
+) -> dict[str | None, HeldCharge]:
+    """Per charged item of a query (None: its base charge), what its debits still hold net of
+    refunds and expiries, by bucket — only items still holding something."""
+    rows = await session.execute(
+        select(LedgerEntry.item_id, LedgerEntry.bucket, LedgerEntry.period, LedgerEntry.kind, LedgerEntry.delta).where(
+            LedgerEntry.user_id == user_id,
+            LedgerEntry.conversation_id == conversation_id,
+            LedgerEntry.query_id == query_id,
+            LedgerEntry.kind.in_(("debit", "refund")),
+        )
+    )
+    held: dict[str | None, dict[str, int]] = {}
+    periods: dict[str | None, str] = {}
+    for item_id, bucket, period, kind, delta in rows.all():
+        sums = held.setdefault(item_id, {"daily": 0, "pack": 0})
+        sums[bucket] = sums.get(bucket, 0) - delta
+        if kind == "debit":
+            periods[item_id] = period
+    return {
+        item_id: HeldCharge(max(0, sums["daily"]), max(0, sums["pack"]), periods.get(item_id, ""))
+        for item_id, sums in held.items()
+        if sums["daily"] > 0 or sums["pack"] > 0
+    }
 
 
 async def ledger_sums(session: AsyncSession, *, user_id: str) -> dict[str, int]:

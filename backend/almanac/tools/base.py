@@ -54,6 +54,9 @@ class ToolOutput:
     content: str
     is_error: bool = False
     data: Mapping[str, Any] | None = None
+    # The call costs nothing although it ran: it found nothing (no passages, no such ID) or could
+    # not start its real work (a clarifying question back to the model). It is refunded.
+    free: bool = False
 
 
 @runtime_checkable

@@ -31,6 +31,7 @@ class ToolStatus(StrEnum):
     UNAVAILABLE = "unavailable"  # the tool could not run (its server is down)
     CRASHED = "crashed"
     CANCELLED = "cancelled"
+    OVER_LIMIT = "over_limit"  # not run: the question reached its credit limit (MAX_QUERY_CREDITS)
 
     @property
     def billable(self) -> bool:
@@ -44,10 +45,16 @@ class ToolOutcome:
     status: ToolStatus
     duration_ms: int = 0
     data: Mapping[str, Any] | None = None
+    free: bool = False  # the tool ran but its result costs nothing (see `ToolOutput.free`)
 
     @property
     def is_error(self) -> bool:
         return self.status is not ToolStatus.OK
+
+    @property
+    def chargeable(self) -> bool:
+        """Whether the call keeps its price: it ran to completion and its result is not free."""
+        return self.status.billable and not self.free
 
 
 def check_call(registry: ToolRegistry, call: ToolUseBlock) -> ToolOutcome | None:
@@ -105,4 +112,4 @@ async def run_call(tool: Tool, call: ToolUseBlock, context: ToolContext, *, time
         log.exception("tool %s crashed", call.name)
         return ToolOutcome(f"{call.name} failed unexpectedly ({type(exc).__name__}).", ToolStatus.CRASHED, elapsed())
     status = ToolStatus.ERROR if output.is_error else ToolStatus.OK
-    return ToolOutcome(output.content, status, elapsed(), output.data)
+    return ToolOutcome(output.content, status, elapsed(), output.data, output.free)

@@ -5,7 +5,7 @@ import asyncio
 from datetime import UTC, datetime, timedelta
 
 from almanac.auth.service import AccountService
-from almanac.billing.ledger import ChargeContext, CreditService
+from almanac.billing.ledger import ChargeContext, CreditService, refund_key
 from almanac.storage import credits as store
 from almanac.storage.db import Database
 
@@ -138,4 +138,76 @@ async def test_several_debits_at_once_split_across_buckets_in_order(database: Da
     refused = await credits.debit_many(user_id=user, items=[(5, CONTEXT), (9, CONTEXT), (1, CONTEXT)])
     assert [c.amount if c else None for c in refused] == [5, None, 1]
     assert await credits.balance(user_id=user) == 0
+    await assert_ledger_matches(database, user)
+
+
+async def test_a_refund_after_utc_midnight_never_lifts_todays_allowance(database: Database) -> None:
+    """The reproduced bug: 300 of a 150 allowance. Credits taken yesterday go back to yesterday,
+    which has ended, so they expire again at once; today's allowance stays at its size."""
+    user = await new_user(database, plan="pro")
+    clock = Clock(datetime(2026, 11, 21, 23, 59, tzinfo=UTC))
+    credits = CreditService(database, clock=clock)
+    charge = await credits.debit(user_id=user, amount=150, context=CONTEXT)
+    assert charge is not None and charge.period == "2026-11-21"
+    clock.now += timedelta(minutes=2)
+    assert await credits.balance(user_id=user) == 150
+    await credits.refund(user_id=user, charge=charge, context=CONTEXT)
+    snapshot = await credits.snapshot(user_id=user)
+    assert snapshot.account.daily_balance == 150  # not 300
+    assert snapshot.account.month_used == 0  # the month got its 150 back: they were never used
+    kinds = [(row.kind, row.delta, row.period) for row in snapshot.recent[:2]]
+    assert kinds == [("expire", -150, "2026-11-21"), ("refund", 150, "2026-11-21")]
+    await assert_ledger_matches(database, user)
+
+
+async def test_a_refund_after_a_month_end_never_makes_the_months_use_negative(database: Database) -> None:
+    user = await new_user(database, plan="pro")
+    clock = Clock(datetime(2026, 11, 30, 23, 59, tzinfo=UTC))
+    credits = CreditService(database, clock=clock)
+    await credits.grant_pack(user_id=user, amount=500, reason="pack")
+    charge = await credits.debit(user_id=user, amount=160, context=CONTEXT)
+    assert charge is not None and (charge.from_daily, charge.from_pack) == (150, 10)
+    clock.now += timedelta(minutes=2)  # 1 December
+    spent = await credits.debit(user_id=user, amount=5, context=CONTEXT)
+    assert spent is not None
+    await credits.refund(user_id=user, charge=charge, context=CONTEXT)
+    snapshot = await credits.snapshot(user_id=user)
+    assert snapshot.account.month_period == "2026-12"
+    assert snapshot.account.month_used == 5  # November's refund does not touch December
+    assert snapshot.account.daily_balance == 145 and snapshot.account.pack_balance == 500
+    await assert_ledger_matches(database, user)
+
+
+async def test_a_keyed_refund_happens_once_even_when_raced(database: Database) -> None:
+    user = await new_user(database)
+    credits = CreditService(database)
+    charge = await credits.debit(user_id=user, amount=10, context=CONTEXT)
+    assert charge is not None
+    done = await asyncio.gather(
+        *(credits.refund(user_id=user, charge=charge, context=CONTEXT, key="refund:c:q1:q1-t1") for _ in range(5))
+    )
+    assert sorted(done) == [False, False, False, False, True]
+    assert await credits.balance(user_id=user) == 50
+    await assert_ledger_matches(database, user)
+
+
+async def test_what_a_query_still_holds_is_refunded_once_from_the_ledger(database: Database) -> None:
+    user = await new_user(database)
+    credits = CreditService(database)
+    base = ChargeContext("query", "c1", "q1")
+    [paid, tool, refunded_tool] = await credits.debit_many(
+        user_id=user,
+        items=[
+            (5, base),
+            (2, ChargeContext("tool", "c1", "q1", "q1-t1")),
+            (2, ChargeContext("tool", "c1", "q1", "q1-t2")),
+        ],
+    )
+    assert paid and tool and refunded_tool
+    await credits.refund(user_id=user, charge=refunded_tool, context=CONTEXT, key=refund_key("c1", "q1", "q1-t2"))
+    assert await credits.balance(user_id=user) == 50 - 7
+    given = await credits.refund_remainder(user_id=user, conversation_id="c1", query_id="q1", reason="swept")
+    assert given == 7 and await credits.balance(user_id=user) == 50
+    again = await credits.refund_remainder(user_id=user, conversation_id="c1", query_id="q1", reason="swept")
+    assert again == 0 and await credits.balance(user_id=user) == 50
     await assert_ledger_matches(database, user)

@@ -11,7 +11,8 @@ from almanac.chat.events import ChatEvent, TextDeltaEvent, ToolCallEvent, ToolRe
 from almanac.chat.turn import TURN_LIMIT_NOTE, Admission, LoopLimits, TurnLoop
 from almanac.llm.base import ModelUnavailable
 from almanac.llm.fake import ScriptedModel, call, calls, reply
-from almanac.llm.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock
+from almanac.llm.messages import TextBlock, ToolResultBlock, ToolUseBlock
+from almanac.memory.context import QueryPrompt
 from almanac.tools.base import Tool, ToolContext, ToolError, ToolOutput
 from almanac.tools.registry import ToolRegistry
 from almanac.tools.runner import ToolOutcome, ToolStatus
@@ -70,6 +71,9 @@ class Hooks:
                 admissions.append(Admission(True, 2))
         return admissions
 
+    def turn_note(self) -> str | None:
+        return None
+
     async def record(
         self, call: ToolUseBlock, item_id: str, outcome: ToolOutcome, admission: Admission
     ) -> ToolResultEvent:
@@ -91,7 +95,7 @@ def make_loop(model: ScriptedModel, tool: Probe, hooks: Hooks, max_turns: int = 
     return TurnLoop(
         model=model,
         system="sys",
-        messages=[Message.user("[ID:q1] question")],
+        prompt=QueryPrompt.single("question"),
         registry=ToolRegistry([tool]),
         hooks=hooks,
         limits=LoopLimits(max_turns, timeout, 1000),
@@ -144,7 +148,8 @@ async def test_tool_results_go_back_to_the_model_with_their_ids() -> None:
     assert assistant.role == "assistant"
     assert assistant.content[0] == TextBlock("Let me look.")
     assert isinstance(assistant.content[1], ToolUseBlock) and assistant.content[1].id == "toolu_a"
-    assert results.content == (ToolResultBlock("toolu_a", "[ID:q1-t1] x done as q1-t1", False),)
+    wrapped = '[ID:q1-t1] <data source="q1-t1 probe">\nx done as q1-t1\n</data>'
+    assert results.content == (ToolResultBlock("toolu_a", wrapped, False),)
 
 
 async def test_failures_and_timeouts_become_error_results_and_the_loop_goes_on() -> None:

@@ -16,10 +16,12 @@ import anthropic
 from almanac.llm.base import (
     ModelAuthError,
     ModelBadRequest,
+    ModelContextTooLong,
     ModelError,
     ModelRateLimited,
     ModelTimeout,
     ModelUnavailable,
+    says_context_too_long,
 )
 from almanac.llm.events import ModelEvent, StreamEnd, TextDelta, ToolCallReady, UsageReport
 from almanac.llm.messages import Message, ModelRequest, TextBlock, ToolResultBlock, ToolUseBlock, Usage
@@ -151,6 +153,8 @@ def _translate(exc: anthropic.APIError) -> ModelError:
     # An `error` event after a 200 (mid-stream) is a server-side failure whatever its status says.
     if status is None or status >= 500 or status < 400 or kind in ("overloaded_error", "api_error"):
         return ModelUnavailable(f"Anthropic failed ({detail})")
+    if status == 413 or says_context_too_long(kind, detail):
+        return ModelContextTooLong(f"the conversation is too long for the model ({detail})")
     return ModelBadRequest(f"Anthropic rejected the request ({status}: {detail})")
 
 

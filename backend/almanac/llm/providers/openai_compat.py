@@ -17,10 +17,12 @@ import openai
 from almanac.llm.base import (
     ModelAuthError,
     ModelBadRequest,
+    ModelContextTooLong,
     ModelError,
     ModelRateLimited,
     ModelTimeout,
     ModelUnavailable,
+    says_context_too_long,
 )
 from almanac.llm.events import ModelEvent, StreamEnd, TextDelta, ToolCallReady, UsageReport
 from almanac.llm.messages import Message, ModelRequest, TextBlock, ToolResultBlock, ToolUseBlock, Usage
@@ -153,6 +155,8 @@ def _translate(exc: openai.APIError) -> ModelError:
     detail = _error_message(exc)
     if status is None or status >= 500:
         return ModelUnavailable(f"the model server failed ({detail})")
+    if says_context_too_long(str(getattr(exc, "code", "") or ""), detail):
+        return ModelContextTooLong(f"the conversation is too long for the model ({detail})")
     return ModelBadRequest(f"the model server rejected the request ({status}: {detail})")
 
 

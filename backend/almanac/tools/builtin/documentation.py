@@ -9,7 +9,7 @@ from almanac.billing.pricing import BillingCategory
 from almanac.rag.format import citations, to_markdown
 from almanac.rag.pipeline import DocRequest, DocumentationPipeline
 from almanac.rag.sources.base import AuthFailed, DocSourceError, SourceUnavailable
-from almanac.tools.base import ToolContext, ToolError, ToolOutput, ToolUnavailable
+from almanac.tools.base import ToolContext, ToolOutput, ToolUnavailable
 
 
 class DocumentationTool:
@@ -40,14 +40,19 @@ class DocumentationTool:
         self.timeout_s = timeout_s
 
     async def run(self, arguments: Mapping[str, Any], context: ToolContext) -> ToolOutput:
-        request = DocRequest(str(arguments.get("query", "")), arguments.get("library"), arguments.get("topic"))
+        request = DocRequest(
+            str(arguments.get("query", "")), arguments.get("library"), arguments.get("topic"), progress=context.report
+        )
         try:
             result = await self._pipeline.run(request)
         except (SourceUnavailable, AuthFailed) as exc:  # nothing could be looked up: not charged
             raise ToolUnavailable(str(exc)) from None
         except DocSourceError as exc:
-            raise ToolError(str(exc)) from None
+            # Library not found, documentation not finalized, an unclear request: nothing was
+            # found, so nothing is charged; the model reads why.
+            return ToolOutput(content=str(exc), is_error=True, free=True)
         return ToolOutput(
             content=to_markdown(result),
             data={"citations": citations(result), "library": result.library.id, "source": result.source},
+            free=not result.passages,  # documentation is charged only when passages came back
         )

@@ -9,7 +9,7 @@ from almanac.billing.pricing import BillingCategory
 from almanac.memory.history import describe_tool_call
 from almanac.memory.ids import ItemKind, full_id_of, parse_item_id, sort_key
 from almanac.storage.records import ItemRecord
-from almanac.tools.base import ToolContext, ToolError, ToolOutput
+from almanac.tools.base import ToolContext, ToolOutput
 
 NEARBY = 8
 
@@ -37,7 +37,13 @@ class FullContextTool:
                 "description": "Item ID such as q2-r, q2-t1, q2 (a summary ID like q2-r-sum also works).",
                 "minLength": 1,
                 "maxLength": 64,
-            }
+            },
+            "offset": {
+                "type": "integer",
+                "minimum": 0,
+                "description": "Start at this character (for items longer than one result; the result says "
+                "where the next part starts).",
+            },
         },
         "required": ["id"],
         "additionalProperties": False,
@@ -46,8 +52,9 @@ class FullContextTool:
     billing = BillingCategory.TOOL
     source = "builtin"
 
-    def __init__(self, history: HistoryReader) -> None:
+    def __init__(self, history: HistoryReader, *, max_chars: int = 40_000) -> None:
         self._history = history
+        self.max_chars = max_chars
 
     async def run(self, arguments: Mapping[str, Any], context: ToolContext) -> ToolOutput:
         requested = str(arguments["id"]).strip().strip("[]").removeprefix("ID:").strip()
@@ -55,18 +62,35 @@ class FullContextTool:
         full = {item.item_id: item for item in items if item.kind in _FULL_KINDS}
         parsed = parse_item_id(requested)
         if parsed is None:
-            raise ToolError(
+            return _not_found(
                 f"{requested!r} is not an item ID (they look like q3, q3-t1, q3-r or q3-r-sum). "
                 f"{_listing(sorted(full, key=sort_key))}"
             )
         target = full_id_of(requested)
         item = full.get(target)
         if item is None:
-            raise ToolError(f"No item {target} in this conversation. {_listing(_nearby(target, full))}")
-        return ToolOutput(content=f"{_header(item)}\n{item.content}", data={"id": item.item_id})
+            return _not_found(f"No item {target} in this conversation. {_listing(_nearby(target, full))}")
+        offset = int(arguments.get("offset") or 0)
+        if offset >= len(item.content) and item.content:
+            return _not_found(f"{target} has {len(item.content):,} characters; offset {offset:,} is past its end.")
+        part = item.content[offset : offset + self.max_chars]
+        rest = len(item.content) - offset - len(part)
+        header = _header(item) + (f" (from character {offset:,})" if offset else "")
+        more = (
+            f'\n[continues: {rest:,} more characters; retrieve_full_context(id="{target}", '
+            f"offset={offset + len(part)}) returns the next part]"
+            if rest > 0
+            else ""
+        )
+        return ToolOutput(content=f"{header}\n{part}{more}", data={"id": item.item_id})
 
 
 _FULL_KINDS = {ItemKind.QUERY, ItemKind.TOOL_RESULT, ItemKind.RESPONSE}
+
+
+def _not_found(message: str) -> ToolOutput:
+    """A lookup of an ID that does not exist: an error the model reads, and free of charge."""
+    return ToolOutput(content=message, is_error=True, free=True)
 
 
 def _header(item: ItemRecord) -> str:

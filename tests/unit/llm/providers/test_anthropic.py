@@ -1,6 +1,5 @@
 """The Anthropic provider against a local server speaking the Messages API wire format."""
 
-import time
 from collections.abc import Iterator
 
 import pytest
@@ -100,11 +99,11 @@ async def test_the_request_uses_the_wire_format(fake: tuple[FakeAnthropic, str])
 
 async def test_rate_limits_are_retried_honouring_retry_after(fake: tuple[FakeAnthropic, str]) -> None:
     server, url = fake
-    server.enqueue(Failure(429, "rate_limit_error", "slow down", headers={"retry-after": "1"}), Turn(text="finally"))
-    started = time.monotonic()
+    server.enqueue(Failure(429, "rate_limit_error", "slow down", headers={"retry-after": "3"}), Turn(text="finally"))
     response = await complete(model(url, max_retries=2), request())
     assert response.text == "finally" and len(server.requests) == 2
-    assert time.monotonic() - started >= 0.9
+    # The SDK's own first backoff is under a second: only Retry-After makes the client wait 3 s.
+    assert server.requests[1]["at"] - server.requests[0]["at"] >= 2.9
 
 
 async def test_server_errors_are_retried_then_reported(fake: tuple[FakeAnthropic, str]) -> None:

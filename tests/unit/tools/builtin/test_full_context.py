@@ -7,7 +7,7 @@ from tests.support import make_user
 
 from almanac.memory.history import HistoryStore
 from almanac.storage.records import ItemRecord
-from almanac.tools.base import ToolContext, ToolError
+from almanac.tools.base import ToolContext
 from almanac.tools.builtin.full_context import FullContextTool
 
 ITEMS = [
@@ -55,17 +55,19 @@ async def test_a_summary_id_returns_the_item_it_refers_to(
 async def test_unknown_ids_list_the_valid_ids_near_them(
     setup: tuple[FullContextTool, ToolContext, ToolContext],
 ) -> None:
+    """A wrong ID is an error the model reads, with the valid IDs near it — and costs nothing."""
     tool, mine, _ = setup
-    with pytest.raises(ToolError, match=r"No item q1-t7 in this conversation. Valid IDs near it: q1, q1-t1, q1-r, q2"):
-        await tool.run({"id": "q1-t7"}, mine)
-    with pytest.raises(ToolError, match="is not an item ID"):
-        await tool.run({"id": "the code"}, mine)
+    missing = await tool.run({"id": "q1-t7"}, mine)
+    assert missing.is_error and missing.free
+    assert "No item q1-t7 in this conversation. Valid IDs near it: q1, q1-t1, q1-r, q2" in missing.content
+    garbled = await tool.run({"id": "the code"}, mine)
+    assert garbled.is_error and garbled.free and "is not an item ID" in garbled.content
 
 
 async def test_another_users_conversation_looks_empty(setup: tuple[FullContextTool, ToolContext, ToolContext]) -> None:
     tool, _, theirs = setup
-    with pytest.raises(ToolError, match="no earlier items"):
-        await tool.run({"id": "q1-r"}, theirs)
+    output = await tool.run({"id": "q1-r"}, theirs)
+    assert output.is_error and "no earlier items" in output.content
 
 
 async def test_history_store_round_trip(database_url: str, build: Any) -> None:
@@ -83,3 +85,16 @@ async def test_history_store_round_trip(database_url: str, build: Any) -> None:
     assert [i.item_id for i in items] == [i.item_id for i in ITEMS]
     assert next(i for i in items if i.item_id == "q1-r-sum").content == "new"
     assert items[1].tool_input == {"q": "r"}
+
+
+async def test_a_long_item_comes_in_parts_each_saying_where_the_next_starts(
+    setup: tuple[FullContextTool, ToolContext, ToolContext],
+) -> None:
+    tool, mine, _ = setup
+    tool.max_chars = 10
+    first = await tool.run({"id": "q1-r"}, mine)
+    assert 'retrieve_full_context(id="q1-r", offset=10)' in first.content
+    second = await tool.run({"id": "q1-r", "offset": 10}, mine)
+    assert "(from character 10)" in second.content
+    past = await tool.run({"id": "q1-r", "offset": 10_000}, mine)
+    assert past.is_error and past.free

@@ -1,0 +1,249 @@
+"""A small mutation check: apply one-line mutations to the code that guards money, identity and
+safety, and show that each makes some test fail.
+
+Each mutation replaces one exact line fragment in one file (it must occur exactly once), runs the
+tests named for it, and restores the file whatever happens. A mutation that no test notices is a
+hole in the suite: the script prints it and exits with status 1. CI runs it after the test suite
+(`.ci/run`); run it by hand with
+
+    .venv/bin/python tests/mutation_check.py [--only NAME …] [--list]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGE = ROOT / "backend" / "almanac"
+
+
+@dataclass(frozen=True)
+class Mutation:
+    name: str
+    path: str  # relative to backend/almanac
+    old: str
+    new: str
+    tests: tuple[str, ...]  # pytest arguments (paths, node IDs, -k expressions)
+
+
+MUTATIONS: tuple[Mutation, ...] = (
+    Mutation(
+        "pricing: the base price",
+        "billing/pricing.py",
+        "BASE_COST = 5",
+        "BASE_COST = 4",
+        ("tests/unit/billing/test_pricing.py",),
+    ),
+    Mutation(
+        "debit: the balance check of the conditional UPDATE",
+        "storage/credits.py",
+        "CreditAccount.daily_balance + CreditAccount.pack_balance >= amount,",
+        "CreditAccount.daily_balance + CreditAccount.pack_balance >= 0,",
+        ("tests/unit/billing/test_ledger.py",),
+    ),
+    Mutation(
+        "refunds: credits of an ended day go back to today",
+        "billing/ledger.py",
+        "to_daily=charge.from_daily if same_day else 0,",
+        "to_daily=charge.from_daily,",
+        ("tests/unit/billing/test_ledger.py",),
+    ),
+    Mutation(
+        "refunds: the idempotency key is dropped",
+        "billing/ledger.py",
+        "entries = [replace(marker, idem_key=key), *entries[1:]]",
+        "entries = [marker, *entries[1:]]",
+        ("tests/unit/billing/test_ledger.py",),
+    ),
+    Mutation(
+        "IDs: tool results numbered from zero",
+        "chat/hooks.py",
+        "item_id = tool_result_id(self.query.query_number, self.tools.count)",
+        "item_id = tool_result_id(self.query.query_number, self.tools.count - 1)",
+        ("tests/unit/chat/test_service.py",),
+    ),
+    Mutation(
+        "documentation: a second documentation call keeps its +10 too",
+        "chat/hooks.py",
+        'keep, why = False, f"documentation already paid by {self._documentation_held_by}"',
+        'why = f"documentation already paid by {self._documentation_held_by}"',
+        ("tests/unit/chat/test_fair_billing.py", "-k", "documentation"),
+    ),
+    Mutation(
+        "documentation: a lookup that found nothing is charged",
+        "tools/runner.py",
+        "return self.status.billable and not self.free",
+        "return self.status.billable",
+        ("tests/unit/chat/test_fair_billing.py",),
+    ),
+    Mutation(
+        "free output: a tool call does not count as output",
+        "chat/run.py",
+        "produced = bool(state.text) or tools.count > 0",
+        "produced = bool(state.text) or tools.completed > 0",
+        ("tests/unit/chat/test_fair_billing.py", "-k", "tool_call"),
+    ),
+    Mutation(
+        "turn limit: hard-coded instead of MAX_TURNS",
+        "main.py",
+        "loop=LoopLimits(settings.max_turns,",
+        "loop=LoopLimits(15,",
+        ("tests/api/test_turn_limit_api.py",),
+    ),
+    Mutation(
+        "turn limit: the forced final request drops the tools",
+        "chat/turn.py",
+        'async for event in self._model_turn(tools, "none", self.turns, [], None, final_note=note):',
+        'async for event in self._model_turn((), "none", self.turns, [], None, final_note=note):',
+        ("tests/api/test_turn_limit_api.py", "tests/unit/chat/test_turn.py"),
+    ),
+    Mutation(
+        "leases: a lease never expires",
+        "storage/conversations.py",
+        "                Conversation.locked_until < now,\n                *((",
+        "                *((",
+        ("tests/unit/chat/test_run_lifecycle.py", "-k", "dead_process"),
+    ),
+    Mutation(
+        "leases: the lease is not renewed while the run lives",
+        "chat/run.py",
+        "            held = await service.extend_lease(",
+        "            held = True or await service.extend_lease(",
+        ("tests/unit/chat/test_run_lifecycle.py", "-k", "renewed"),
+    ),
+    Mutation(
+        "context: history never gives way",
+        "memory/context.py",
+        "        if size > room:\n            left_out",
+        "        if False:\n            left_out",
+        ("tests/unit/memory/test_context.py",),
+    ),
+    Mutation(
+        "data boundary: tool output can close the data element",
+        "tools/marking.py",
+        'return _MARKER.sub(lambda match: f"<\\\\{match.group(1)}{match.group(2)}", content)',
+        "return content",
+        ("tests/unit/tools/test_marking.py", "tests/unit/memory/test_context.py"),
+    ),
+    Mutation(
+        "cookie: the session cookie loses Secure over HTTPS",
+        "api/routes/auth.py",
+        'secure=settings.session_cookie_secure or request.url.scheme == "https",',
+        "secure=settings.session_cookie_secure,",
+        ("tests/api/test_auth_api.py",),
+    ),
+    Mutation(
+        "cookie: the session cookie loses Max-Age",
+        "api/routes/auth.py",
+        "max_age=int(settings.session_ttl_s),",
+        "max_age=None,",
+        ("tests/api/test_auth_api.py",),
+    ),
+    Mutation(
+        "sessions: expired sessions stay valid",
+        "storage/users.py",
+        "WebSession.expires_at > now,",
+        "WebSession.expires_at > WebSession.created_at,",
+        ("tests/api/test_auth_api.py",),
+    ),
+    Mutation(
+        "hosts: requests naming any host are served (DNS rebinding)",
+        "api/guards.py",
+        "        if not self.hosts.allows(hostname):",
+        "        if False:",
+        ("tests/api/test_auth_api.py",),
+    ),
+    Mutation(
+        "web UI: the path guard is gone",
+        "api/web.py",
+        "candidate.is_relative_to(folder)",
+        "True",
+        ("tests/api/test_web.py",),
+    ),
+    Mutation(
+        "headers: X-Frame-Options is not sent",
+        "api/web.py",
+        '(b"x-frame-options", b"DENY"),',
+        "",
+        ("tests/api/test_web.py",),
+    ),
+    Mutation(
+        "busy: a busy conversation answers 400 instead of 409",
+        "api/errors.py",
+        'return ApiError(409, exc.code, str(exc), field="conversation_id")',
+        'return ApiError(400, exc.code, str(exc), field="conversation_id")',
+        ("tests/api",),
+    ),
+    Mutation(
+        "providers: the OpenAI provider does not retry (so ignores Retry-After)",
+        "llm/providers/openai_compat.py",
+        "timeout=timeout_s, max_retries=max_retries",
+        "timeout=timeout_s, max_retries=0",
+        ("tests/unit/llm/providers/test_openai_compat.py",),
+    ),
+)
+
+
+def run(mutation: Mutation) -> tuple[bool, float]:
+    """Apply the mutation, run its tests, restore; True if some test failed (the mutant was caught)."""
+    path = PACKAGE / mutation.path
+    original = path.read_text()
+    found = original.count(mutation.old)
+    if found != 1:
+        raise SystemExit(f"{mutation.name}: expected the fragment once in {mutation.path}, found it {found} times")
+    started = time.monotonic()
+    try:
+        path.write_text(original.replace(mutation.old, mutation.new))
+        done = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "pytest",
+                "-x",
+                "-q",
+                "-p",
+                "no:cacheprovider",
+                "-p",
+                "no:randomly",
+                *mutation.tests,
+            ],
+            cwd=ROOT,
+            env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"},
+            capture_output=True,
+            text=True,
+            timeout=900,
+        )
+    finally:
+        path.write_text(original)
+    return done.returncode != 0, time.monotonic() - started
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--only", nargs="*", help="run only mutations whose name contains one of these words")
+    parser.add_argument("--list", action="store_true", help="list the mutations and the tests that must catch them")
+    args = parser.parse_args()
+    chosen = [m for m in MUTATIONS if not args.only or any(word in m.name for word in args.only)]
+    if args.list:
+        for mutation in chosen:
+            print(f"{mutation.name}\n    {mutation.path}: {mutation.old!r} -> {mutation.new!r}")
+            print(f"    caught by: {' '.join(mutation.tests)}")
+        return 0
+    survivors = []
+    for mutation in chosen:
+        caught, seconds = run(mutation)
+        print(f"{'caught ' if caught else 'SURVIVED'}  {mutation.name}  ({seconds:.0f} s)", flush=True)
+        if not caught:
+            survivors.append(mutation.name)
+    print(f"\n{len(chosen) - len(survivors)} of {len(chosen)} mutations caught")
+    return 1 if survivors else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
