@@ -20,13 +20,15 @@ import time
 from collections.abc import Awaitable, Callable, Sequence
 from typing import TypeVar
 
+from almanac.api.logs import LogHygiene, install_log_hygiene, secret_values
 from almanac.auth.service import AccountService, EmailTaken, UnknownUser
 from almanac.billing.ledger import CreditService
-from almanac.config import ConfigError, Settings, load_settings
+from almanac.config import ConfigError, Settings, load_settings, redact_url
 from almanac.storage.db import Database
 from almanac.storage.migrate import upgrade
 
 T = TypeVar("T")
+log = logging.getLogger("almanac.cli")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -38,10 +40,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"almanac: {exc}", file=sys.stderr)
         return 2
     logging.basicConfig(level=settings.log_level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    secrets = secret_values(settings)
+    install_log_hygiene(secrets)
+    hygiene = LogHygiene(secrets)
     try:
         return int(args.handler(settings, args) or 0)
     except (UnknownUser, EmailTaken, ValueError) as exc:
-        print(f"almanac: {_explain(exc)}", file=sys.stderr)
+        print(f"almanac: {hygiene.redact(redact_url(_explain(exc)))}", file=sys.stderr)
+        return 1
+    except Exception as exc:  # boundary: a startup failure (say, an unreachable database) is one clear line
+        log.debug("%s failed", args.handler.__name__, exc_info=True)  # the traceback, redacted, at DEBUG
+        text = hygiene.redact(redact_url(f"{type(exc).__name__}: {exc}"))
+        print(f"almanac: {text} (LOG_LEVEL=DEBUG shows the traceback)", file=sys.stderr)
         return 1
 
 
@@ -124,7 +134,7 @@ def _serve(settings: Settings, args: argparse.Namespace) -> int:
     settings = settings.model_copy(update={"host": args.host or settings.host, "port": args.port or settings.port})
     upgrade(settings.resolved_database_url)
     proxies = settings.forwarded_allow_ips.strip()
-    uvicorn.run(
+    config = uvicorn.Config(
         create_app(settings),
         host=settings.host,
         port=settings.port,
@@ -134,7 +144,13 @@ def _serve(settings: Settings, args: argparse.Namespace) -> int:
         proxy_headers=bool(proxies),
         forwarded_allow_ips=proxies or None,
     )
-    return 0
+    install_log_hygiene(secret_values(settings))  # uvicorn's handlers exist now: keep secrets out of them too
+    server = uvicorn.Server(config)
+    try:
+        server.run()
+    except KeyboardInterrupt:  # uvicorn re-raises the Ctrl+C it handled, after a graceful shutdown
+        pass
+    return 0 if server.started else 3
 
 
 def _docs_index(settings: Settings, args: argparse.Namespace) -> int:

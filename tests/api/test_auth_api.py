@@ -55,7 +55,8 @@ async def test_a_signed_out_cookie_no_longer_works(sqlite_url: str, build: Any) 
     async with client(create_app(settings, services)) as http:
         await http.post("/api/auth/session", json={"api_key": user.api_key})
         token = http.cookies["almanac_session"]
-        await http.delete("/api/auth/session")
+        assert (await http.delete("/api/auth/session")).status_code == 403  # a cookie request needs our Origin
+        assert (await http.delete("/api/auth/session", headers=ORIGIN)).status_code == 204
         http.cookies.set("almanac_session", token)
         assert (await http.get("/api/me")).status_code == 401
 
@@ -180,3 +181,31 @@ async def test_oversized_headers_are_refused(sqlite_url: str, build: Any) -> Non
     async with client(create_app(settings, services)) as http:
         huge = await http.get("/api/me", headers={"Authorization": "Bearer " + "a" * 1_000_000})
         assert huge.status_code == 431 and huge.json()["error"]["code"] == "headers_too_large"
+
+
+def cookie_attributes(set_cookie: str) -> dict[str, str]:
+    """`almanac_session=…; HttpOnly; Max-Age=60; …` → {"httponly": "", "max-age": "60", …} (the value dropped)."""
+    _, *attributes = (part.strip() for part in set_cookie.split(";"))
+    return {name.lower(): value for name, _, value in (a.partition("=") for a in attributes)}
+
+
+async def test_the_session_cookie_carries_exactly_its_flags(sqlite_url: str, build: Any) -> None:
+    """Over HTTP: HttpOnly, SameSite=Strict, Path=/, Max-Age = SESSION_TTL_S, no Secure. Over HTTPS
+    (as a trusted proxy reports it) or with SESSION_COOKIE_SECURE: Secure as well."""
+    services, settings = build(sqlite_url, session_ttl_s=7200)
+    user = await make_user(services)
+    expected = {"httponly": "", "samesite": "strict", "path": "/", "max-age": "7200"}
+    async with client(create_app(settings, services)) as http:
+        signed_in = await http.post("/api/auth/session", json={"api_key": user.api_key}, headers=ORIGIN)
+        assert {k: v for k, v in cookie_attributes(signed_in.headers["set-cookie"]).items() if k != "expires"} == (
+            expected
+        )
+    async with client(create_app(settings, services), base_url="https://localhost") as http:
+        secure = await http.post("/api/auth/session", json={"api_key": user.api_key})
+        attributes = cookie_attributes(secure.headers["set-cookie"])
+        assert attributes.get("secure") == "" and attributes["max-age"] == "7200"
+    services, settings = build(sqlite_url, session_ttl_s=60, session_cookie_secure=True)
+    async with client(create_app(settings, services)) as http:
+        configured = await http.post("/api/auth/session", json={"api_key": user.api_key})
+        attributes = cookie_attributes(configured.headers["set-cookie"])
+        assert attributes.get("secure") == "" and attributes["max-age"] == "60"

@@ -1,6 +1,9 @@
 """Settings: defaults, validation naming the variable, provider choice, and the README table."""
 
+import os
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -72,3 +75,97 @@ def test_the_readme_documents_every_variable_with_its_default() -> None:
     table = {m.group(1): m.group(2) for m in re.finditer(r"^\| `([A-Z0-9_]+)` \| ([^|]*) \|", README.read_text(), re.M)}
     missing = [name.upper() for name in Settings.model_fields if name.upper() not in table]
     assert missing == []
+
+
+def _readme_default(cell: str) -> object:
+    value = cell.strip().strip("`").strip()
+    if value in ("—", "-", "(empty)", "") or value.startswith("(empty)"):
+        return None
+    return value
+
+
+def _as_written(default: object) -> object:
+    if default is None or default == "":
+        return None
+    if isinstance(default, bool):
+        return "true" if default else "false"
+    if isinstance(default, int | float):
+        return float(default)
+    if isinstance(default, Path):
+        return default.as_posix()
+    return str(default)
+
+
+def test_the_readme_defaults_are_the_settings_defaults() -> None:
+    table = {m.group(1): m.group(2) for m in re.finditer(r"^\| `([A-Z0-9_]+)` \| ([^|]*) \|", README.read_text(), re.M)}
+    wrong = []
+    for name, field in Settings.model_fields.items():
+        written, actual = _readme_default(table.get(name.upper(), "")), _as_written(field.default)
+        if isinstance(actual, float) and written is not None:
+            try:
+                written = float(str(written).replace(",", ""))
+            except ValueError:
+                pass
+        if isinstance(actual, str) and isinstance(written, str):
+            written, actual = written.removeprefix("./"), actual.removeprefix("./")
+        if written != actual:
+            wrong.append(f"{name.upper()}: README says {table.get(name.upper())!r}, Settings has {field.default!r}")
+    assert wrong == []
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "mysql://almanac:s3cr3t-Pa55@db.internal:3306/almanac",
+        "mysql://almanac:s3cr3t-Pa55@word@db.internal/almanac",
+        "oracle://db.internal/almanac?user=almanac&password=s3cr3t-Pa55",
+        "postgresql+psycopg://almanac:s3cr3t-Pa55@db.internal/almanac",
+    ],
+)
+def test_a_bad_database_url_is_named_without_its_password(url: str) -> None:
+    with pytest.raises(ConfigError) as error:
+        settings(database_url=url)
+    message = str(error.value)
+    assert "DATABASE_URL" in message and "db.internal" in message  # still says which URL
+    assert "s3cr3t" not in message and "Pa55" not in message and "***" in message
+
+
+def test_no_secret_setting_is_ever_echoed() -> None:
+    with pytest.raises(ConfigError) as error:
+        settings(github_personal_access_token=["ghp_tokenvalue"], context7_api_key=["ctx7sk-abcdef"], port="80a")
+    message = str(error.value)
+    assert "GITHUB_PERSONAL_ACCESS_TOKEN" in message and "CONTEXT7_API_KEY" in message
+    assert "ghp_tokenvalue" not in message and "ctx7sk" not in message
+    assert "'80a'" in message  # PORT is no secret: its value is shown
+
+
+def test_the_cli_reports_a_bad_database_url_without_its_password(tmp_path: Path) -> None:
+    environment = {
+        **{k: v for k, v in os.environ.items() if not k.startswith(("DATABASE_", "ALMANAC_"))},
+        "DATABASE_URL": "mysql://almanac:s3cr3t-Pa55@db.internal/almanac",
+    }
+    done = subprocess.run(
+        [sys.executable, "-m", "almanac.cli", "db", "upgrade"],
+        env=environment,
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 2 and "DATABASE_URL" in done.stderr
+    assert "s3cr3t" not in done.stderr + done.stdout
+
+
+def test_the_cli_reports_an_unreachable_database_in_one_line_without_its_password(tmp_path: Path) -> None:
+    environment = {**os.environ, "DATABASE_URL": "postgresql://almanac:s3cr3t-Pa55@127.0.0.1:1/almanac"}
+    done = subprocess.run(
+        [sys.executable, "-m", "almanac.cli", "db", "upgrade"],
+        env=environment,
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 1 and "Traceback" not in done.stderr
+    assert done.stderr.startswith("almanac: ") and "Connect call failed" in done.stderr
+    assert "s3cr3t" not in done.stderr + done.stdout

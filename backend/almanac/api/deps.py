@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import Cookie, Depends, Header, Request
+from fastapi import Cookie, Depends, Request, Security
+from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
 from almanac.api.errors import ApiError
-from almanac.api.guards import SAFE_METHODS, same_origin
+from almanac.api.guards import CROSS_ORIGIN_MESSAGE, SAFE_METHODS, SESSION_COOKIE, same_origin
 from almanac.services import Services
 from almanac.storage.records import UserRecord
 
@@ -18,14 +19,19 @@ def get_services(request: Request) -> Services:
 
 
 ServicesDep = Annotated[Services, Depends(get_services)]
-SESSION_COOKIE = "almanac_session"
+# Declares the scheme in OpenAPI (`security: [{ApiKey: []}]`); the header itself is read below, so
+# that a malformed one gets its own message.
+_BEARER = HTTPBearer(
+    auto_error=False, scheme_name="ApiKey", description="`Authorization: Bearer <API key>` (`almanac keys create`)."
+)
 
 
 def require_same_origin(request: Request, *, when_absent: bool = True) -> None:
     """Refuse (403) a state-changing request that a browser sent from another site's page.
 
     Browsers send `Origin` with every non-GET request, so one without it did not come from a
-    page of ours: cookie-authenticated requests that change state must name this server. Sign-in
+    page of ours: cookie-authenticated requests that change state must name this server (the
+    `RequestGuard` middleware enforces that for every route; this is its second line). Sign-in
     routes (no cookie yet) pass `when_absent=False`: a client that is not a browser sends none."""
     if request.method in SAFE_METHODS:
         return
@@ -33,22 +39,18 @@ def require_same_origin(request: Request, *, when_absent: bool = True) -> None:
     if origin is None and not when_absent:
         return
     if not same_origin(origin or "", request.headers.get("host", "")):
-        raise ApiError(
-            403,
-            "cross_origin_request",
-            "this request changes state with a session cookie but does not come from this site's pages "
-            "(missing or foreign Origin header); API clients should send 'Authorization: Bearer <API key>'",
-        )
+        raise ApiError(403, "cross_origin_request", CROSS_ORIGIN_MESSAGE)
 
 
 async def get_current_user(
     request: Request,
     services: ServicesDep,
-    authorization: Annotated[str | None, Header(description="`Bearer <API key>`")] = None,
+    _bearer: Annotated[HTTPAuthorizationCredentials | None, Security(_BEARER)] = None,
     session: Annotated[str | None, Cookie(alias=SESSION_COOKIE, include_in_schema=False)] = None,
 ) -> UserRecord:
     """The user whose API key is in `Authorization: Bearer …` (or, for the web UI, whose session
     cookie is valid and, for requests that change state, whose page is ours); 401 otherwise."""
+    authorization = request.headers.get("authorization")
     if not authorization and session:
         require_same_origin(request)
         identity = await services.accounts.session_identity(session)

@@ -1,12 +1,15 @@
 """Request guards that run before any route: the `Host` a request names must be one this server
 serves (DNS-rebinding defence), headers are bounded, and cookie-authenticated requests that change
-state must come from this server's own pages (`Origin` check, the CSRF defence).
+state must come from this server's own pages (`Origin` check, the CSRF defence) — enforced here,
+once, for every route there is or will be, not by each route remembering to ask.
 
 A DNS-rebinding page reaches a loopback server under the attacker's hostname, so it names that
 hostname in `Host`: refusing unknown hosts on every route closes that door whatever the route
 does. Browsers send `Origin` on every cross-site request and on every non-GET request, so a
 cookie-authenticated request that changes state is accepted only when its `Origin` is this
-server's own — independent of how a FastAPI version parses bodies without a Content-Type.
+server's own — independent of how a FastAPI version parses bodies without a Content-Type. A
+request counts as cookie-authenticated exactly when the API would authenticate it by its cookie:
+it carries the session cookie and no (non-empty) `Authorization` header.
 """
 
 from __future__ import annotations
@@ -17,8 +20,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
+from starlette.requests import cookie_parser
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+SESSION_COOKIE = "almanac_session"
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 MAX_HEADER_BYTES = 8 * 1024  # one header line (name + value)
 MAX_HEADERS_TOTAL = 32 * 1024
@@ -95,9 +100,24 @@ def same_origin(origin: str, host_header: str) -> bool:
     return _normalise_host(parts.hostname) == _normalise_host(host) and origin_port == (port or default)
 
 
+CROSS_ORIGIN_MESSAGE = (
+    "this request changes state with a session cookie but does not come from this site's pages "
+    "(missing or foreign Origin header); API clients should send 'Authorization: Bearer <API key>'"
+)
+
+
+def cookie_authenticated(headers: Iterable[tuple[bytes, bytes]]) -> bool:
+    """Whether the API would authenticate these headers by the session cookie (no Authorization)."""
+    cookies = b"; ".join(value for name, value in headers if name == b"cookie")
+    if not cookies or any(name == b"authorization" and value.strip() for name, value in headers):
+        return False
+    return bool(cookie_parser(cookies.decode("latin-1")).get(SESSION_COOKIE))
+
+
 class RequestGuard:
-    """ASGI middleware: refuse requests naming a host this server does not serve (400) and
-    oversized headers (431), with JSON bodies, before any route or other middleware runs."""
+    """ASGI middleware: refuse requests naming a host this server does not serve (400), oversized
+    headers (431) and cookie-authenticated state changes from other sites' pages (403), with JSON
+    bodies, before any route or other middleware runs."""
 
     def __init__(self, app: ASGIApp, *, hosts: HostRules) -> None:
         self.app = app
@@ -109,7 +129,7 @@ class RequestGuard:
             return
         headers: list[tuple[bytes, bytes]] = scope.get("headers") or []
         total = 0
-        host = ""
+        host = origin = ""
         for name, value in headers:
             size = len(name) + len(value)
             total += size
@@ -118,6 +138,8 @@ class RequestGuard:
                 return
             if name == b"host":
                 host = value.decode("latin-1")
+            elif name == b"origin":
+                origin = value.decode("latin-1")
         hostname, _ = split_host(host)
         if not self.hosts.allows(hostname):
             await _refuse(
@@ -126,6 +148,9 @@ class RequestGuard:
                 "host_not_allowed",
                 "this server does not serve the host named in the request (see ALLOWED_HOSTS)",
             )
+            return
+        if scope["method"] not in SAFE_METHODS and cookie_authenticated(headers) and not same_origin(origin, host):
+            await _refuse(send, 403, "cross_origin_request", CROSS_ORIGIN_MESSAGE)
             return
         await self.app(scope, receive, send)
 

@@ -1,4 +1,11 @@
-"""Refuse oversized request bodies before reading them (HTTP 413, JSON body)."""
+"""Refuse oversized request bodies (HTTP 413, JSON body), declared or streamed.
+
+A body whose `Content-Length` is over the limit is refused before it is read. One sent without a
+length (chunked) is counted as it arrives: when it passes the limit the 413 is sent at once and the
+application is told the client left (`http.disconnect`), so it stops reading and whatever it tries
+to answer afterwards is dropped. Raising instead would not do: FastAPI turns any exception while it
+reads a body into a 400.
+"""
 
 from __future__ import annotations
 
@@ -23,27 +30,30 @@ class BodySizeLimit:
             await self._refuse(send)
             return
         seen = 0
-        started = False
+        started = refused = False
 
         async def limited_receive() -> Message:
-            nonlocal seen
+            nonlocal seen, refused
+            if refused:
+                return {"type": "http.disconnect"}
             message = await receive()
             if message["type"] == "http.request":
                 seen += len(message.get("body", b""))
                 if seen > self.max_bytes:
-                    raise _TooLarge
+                    refused = True
+                    if not started:
+                        await self._refuse(send)
+                    return {"type": "http.disconnect"}
             return message
 
-        async def tracking_send(message: Message) -> None:
+        async def guarded_send(message: Message) -> None:
             nonlocal started
+            if refused:
+                return  # the 413 has been sent; the application's own answer goes nowhere
             started = started or message["type"] == "http.response.start"
             await send(message)
 
-        try:
-            await self.app(scope, limited_receive, tracking_send)
-        except _TooLarge:
-            if not started:
-                await self._refuse(send)
+        await self.app(scope, limited_receive, guarded_send)
 
     async def _refuse(self, send: Send) -> None:
         body = json.dumps(
@@ -57,7 +67,3 @@ class BodySizeLimit:
             }
         )
         await send({"type": "http.response.body", "body": body})
-
-
-class _TooLarge(Exception):
-    pass

@@ -1,20 +1,71 @@
-"""Request and response bodies (schema grammar: `XCreate`, `XUpdate`, `XPublic`, `XsPublic`)."""
+"""Request and response bodies (schema grammar: `XCreate`, `XUpdate`, `XPublic`, `XsPublic`).
+
+Every constraint the API enforces on its input is stated here, so the OpenAPI schema says it too:
+texts are bounded and carry no NUL character (PostgreSQL cannot store one) and no lone UTF-16
+surrogate (no database can: pydantic refuses them in any constrained string); required texts are
+not blank; IDs match their patterns. A request that breaks one gets a 4xx naming the field before
+any route runs, on every database alike.
+"""
 
 from __future__ import annotations
 
 from datetime import datetime
 from typing import Annotated, Any
 
-from fastapi import Path
-from pydantic import BaseModel, Field
+from fastapi import Path, Query
+from pydantic import BaseModel, ConfigDict, Field, create_model
 
 UUID_PATTERN = r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"
+ITEM_ID_PATTERN = r"^q[1-9][0-9]{0,8}(-(t[1-9][0-9]{0,8}|r))?(-sum)?$"
+NO_NUL_PATTERN = r"^[^\x00]*$"
+# At least one character that `str.strip()` keeps, spelled out: what `\s` means differs between
+# regex engines (Python, Rust in pydantic-core, ECMAScript in JSON Schema) on \x1c-\x1f and \x85.
+_BLANK = r"\t-\r\x1c-\x20\x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000"
+NOT_BLANK_PATTERN = rf"^[^\x00]*[^\x00{_BLANK}][^\x00]*$"
+PATTERN_MESSAGES = {
+    UUID_PATTERN: "must be a UUID such as 0b7c6f1e-3f4a-4c2e-9d1a-2b3c4d5e6f70",
+    ITEM_ID_PATTERN: "must be an item ID such as q3, q3-t1, q3-r or q3-r-sum",
+    NO_NUL_PATTERN: "must not contain NUL characters",
+    NOT_BLANK_PATTERN: "must contain some text (not only spaces) and no NUL characters",
+}
+MAX_OFFSET = 1_000_000_000  # far beyond any real list; keeps OFFSET inside every database's integer range
+
 UuidPath = Annotated[str, Path(pattern=UUID_PATTERN, max_length=36, description="A UUID.")]
+ConversationIdPath = Annotated[
+    str, Path(pattern=UUID_PATTERN, max_length=36, description="The conversation's ID (a UUID).")
+]
+ItemIdPath = Annotated[
+    str, Path(pattern=ITEM_ID_PATTERN, max_length=32, description="A history item's ID: q3, q3-t1, q3-r, q3-r-sum…")
+]
+Offset = Annotated[int, Query(ge=0, le=MAX_OFFSET, description="How many to skip.")]
 
 
 class ChatCreate(BaseModel):
-    message: str = Field(description="The user's message (at most MAX_MESSAGE_CHARS characters).")
-    conversation_id: str | None = Field(None, description="Continue this conversation; omit to start one.")
+    """A message to answer. `message`'s upper bound is MAX_MESSAGE_CHARS: the model each app
+    validates with comes from `chat_create_model`, so its OpenAPI schema states the configured limit."""
+
+    message: str = Field(
+        min_length=1,
+        pattern=NOT_BLANK_PATTERN,
+        description="The user's message (at most MAX_MESSAGE_CHARS characters; longer gets 413).",
+    )
+    conversation_id: str | None = Field(
+        None, pattern=UUID_PATTERN, max_length=36, description="Continue this conversation; omit to start one."
+    )
+
+
+def chat_create_model(max_message_chars: int) -> type[ChatCreate]:
+    """`ChatCreate` with `message` bounded by the configured MAX_MESSAGE_CHARS."""
+    message = Field(
+        min_length=1,
+        max_length=max_message_chars,
+        pattern=NOT_BLANK_PATTERN,
+        description=f"The user's message, at most {max_message_chars:,} characters (longer gets 413).",
+    )
+    model: type[ChatCreate] = create_model(
+        "ChatCreate", __base__=ChatCreate, __module__=__name__, message=(str, message)
+    )
+    return model
 
 
 class ToolResultPublic(BaseModel):
@@ -37,7 +88,11 @@ class ErrorInfo(BaseModel):
 
 class ChatPublic(BaseModel):
     response: str
-    summary: str
+    summary: str | None = Field(
+        description="The answer's summary (what later queries see), or null while it is still being "
+        "written: the answer is returned as soon as it is complete; the summary is stored when ready "
+        "(GET /api/conversations/{id}/items/{summary_id}, status `pending` until then)."
+    )
     conversation_id: str
     message_id: str = Field(description="History ID of the full response, e.g. q3-r.")
     summary_id: str = Field(description="History ID of its summary, e.g. q3-r-sum.")
@@ -48,6 +103,8 @@ class ChatPublic(BaseModel):
     credits_remaining: int
     turns: int
     stop_reason: str
+    credit_limit: int = Field(0, description="Most credits this question could cost (MAX_QUERY_CREDITS; 0: none).")
+    credit_limit_reached: bool = Field(False, description="Some tool call was not run because of that limit.")
     error: ErrorInfo | None = None
 
 
@@ -84,7 +141,7 @@ class ConversationDetail(ConversationPublic):
 
 
 class ConversationUpdate(BaseModel):
-    title: str = Field(min_length=1, max_length=200)
+    title: str = Field(min_length=1, max_length=200, pattern=NOT_BLANK_PATTERN, description="The new title.")
 
 
 class LedgerEntryPublic(BaseModel):
@@ -145,8 +202,77 @@ class ApiKeysPublic(BaseModel):
 
 
 class ApiKeyCreate(BaseModel):
-    name: str = Field("", max_length=100, description="A label for the key.")
+    name: str = Field("", max_length=100, pattern=NO_NUL_PATTERN, description="A label for the key.")
 
 
 class ApiKeyCreated(ApiKeyPublic):
     api_key: str = Field(description="The key itself: shown this once, never again.")
+
+
+class FieldErrorPublic(BaseModel):
+    field: str = Field(description="The field at fault, e.g. `message`, `conversation_id`, `offset`.")
+    message: str
+
+
+class ErrorDetailPublic(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+    code: str = Field(description="Machine-readable, e.g. `conversation_not_found`.")
+    message: str
+    field: str | None = Field(None, description="The field at fault, when one is.")
+
+
+class ErrorPublic(BaseModel):
+    """Every error response: `{"error": {"code", "message", ...}}`."""
+
+    model_config = ConfigDict(extra="allow")
+
+    error: ErrorDetailPublic
+
+
+class ValidationDetailPublic(BaseModel):
+    loc: list[str | int]
+    msg: str
+    type: str
+
+
+class ValidationErrorDetail(ErrorDetailPublic):
+    fields: list[FieldErrorPublic] = Field(description="Each field at fault.")
+
+
+class ValidationErrorPublic(BaseModel):
+    """422: the request does not match the schema; `error.fields` names each field at fault."""
+
+    error: ValidationErrorDetail
+    detail: list[ValidationDetailPublic] = Field(description="FastAPI's usual list, for clients that read it.")
+
+
+class InsufficientCreditsPublic(ErrorPublic):
+    """402: what the query needs, what is left and how to get more."""
+
+    balance: int
+    needed: int
+    how_to_get_more: str
+
+
+class IntegrationTokenUpdate(BaseModel):
+    """`PUT /api/integrations/github`: the caller's own token (checked, then stored encrypted)."""
+
+    token: str = Field(
+        min_length=1,
+        max_length=300,
+        pattern=NO_NUL_PATTERN,
+        description="A GitHub personal access token: `ghp_…` (classic) or `github_pat_…` (fine-grained); "
+        "`gho_…` / `ghu_…` tokens work too. Never shown again, only masked.",
+    )
+
+
+class IntegrationPublic(BaseModel):
+    """The caller's own token for an integration, masked."""
+
+    connected: bool = Field(description="A token of the caller's is stored and usable.")
+    masked: str | None = Field(description="The token's type prefix and last four characters, e.g. `ghp_…a1B2`.")
+    updated_at: datetime | None = Field(description="When the token was connected or last replaced.")
+    shared_token_available: bool = Field(
+        description="The operator's token serves users who have none of their own (GITHUB_SHARED_TOKEN=true)."
+    )

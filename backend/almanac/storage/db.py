@@ -8,11 +8,17 @@ which collapses throughput under concurrency. Sessions must therefore not be nes
 
 PostgreSQL runs at READ COMMITTED; the billing statements are single conditional UPDATEs that are
 safe there.
+
+The engine hides statement parameters from its errors (`hide_parameters`): they carry user
+messages, titles and tool output, and an error's text ends up in logs. For the same reason the
+loggers that would print statements' parameters or rows (aiosqlite at DEBUG, SQLAlchemy's engine
+at INFO/DEBUG) are held at WARNING whatever LOG_LEVEL says, unless `echo` is asked for.
 """
 
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -25,6 +31,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
 Session = AsyncSession
 """The session type other layers may name in signatures (they never import SQLAlchemy)."""
+_CONTENT_LOGGERS = ("aiosqlite", "sqlalchemy.engine")  # they log parameters / rows below WARNING
 
 
 class Database:
@@ -33,7 +40,10 @@ class Database:
     def __init__(self, url: str, *, echo: bool = False, pool_size: int = 20) -> None:
         self.url = url
         self.is_sqlite = url.startswith("sqlite")
-        options: dict[str, Any] = {"echo": echo}
+        options: dict[str, Any] = {"echo": echo, "hide_parameters": True}
+        if not echo:
+            for name in _CONTENT_LOGGERS:
+                logging.getLogger(name).setLevel(max(logging.getLogger(name).level, logging.WARNING))
         if self.is_sqlite:
             prepare_sqlite_file(url)
             options["connect_args"] = {"timeout": 30}

@@ -10,16 +10,18 @@ from typing import Annotated
 from fastapi import APIRouter, Cookie, Request, Response
 from pydantic import BaseModel, Field
 
-from almanac.api.deps import SESSION_COOKIE, ServicesDep, require_same_origin
+from almanac.api.deps import ServicesDep, require_same_origin
 from almanac.api.errors import ApiError
-from almanac.api.schemas import UserPublic
+from almanac.api.guards import SESSION_COOKIE
+from almanac.api.responses import errors
+from almanac.api.schemas import NO_NUL_PATTERN, UserPublic
 from almanac.auth.service import UnknownUser
 
 router = APIRouter(prefix="/api/auth", tags=["account"])
 
 
 class SessionCreate(BaseModel):
-    api_key: str = Field(min_length=1, max_length=300)
+    api_key: str = Field(min_length=1, max_length=300, pattern=NO_NUL_PATTERN, description="An API key (alm_…).")
 
 
 class LocalLoginPublic(BaseModel):
@@ -28,7 +30,12 @@ class LocalLoginPublic(BaseModel):
 
 
 class LocalSessionCreate(BaseModel):
-    token: str = Field(min_length=1, max_length=300, description="The token of the sign-in link (after #sign-in=).")
+    token: str = Field(
+        min_length=1,
+        max_length=300,
+        pattern=NO_NUL_PATTERN,
+        description="The token of the sign-in link (after #sign-in=).",
+    )
 
 
 def _set_cookie(response: Response, token: str, services: ServicesDep, request: Request) -> None:
@@ -47,7 +54,7 @@ def _set_cookie(response: Response, token: str, services: ServicesDep, request: 
 @router.post(
     "/session",
     response_model=UserPublic,
-    responses={401: {"description": "invalid API key"}, 403: {"description": "sent from another site's page"}},
+    responses=errors(401, 403, 422, e401="invalid or revoked API key", e403="sent from another site's page"),
 )
 async def sign_in(body: SessionCreate, request: Request, response: Response, services: ServicesDep) -> UserPublic:
     """Exchange an API key for a session cookie (HttpOnly, SameSite=Strict). The session ends when
@@ -64,7 +71,7 @@ async def sign_in(body: SessionCreate, request: Request, response: Response, ser
     return UserPublic(id=user.id, email=user.email, plan=user.plan)
 
 
-@router.get("/local", response_model=LocalLoginPublic)
+@router.get("/local", response_model=LocalLoginPublic, responses=errors())
 async def local_login_available(services: ServicesDep) -> LocalLoginPublic:
     """Whether this server offers key-less sign-in to its local user (local runs, by the one-time
     link `almanac serve` prints and writes to `<DATA_DIR>/local-sign-in-url`)."""
@@ -76,7 +83,7 @@ async def local_login_available(services: ServicesDep) -> LocalLoginPublic:
 @router.post(
     "/local",
     response_model=UserPublic,
-    responses={403: {"description": "not offered here, or a wrong or used token"}},
+    responses=errors(403, 422, e403="not offered here, a wrong or used token, or sent from another site's page"),
 )
 async def sign_in_locally(
     body: LocalSessionCreate, request: Request, response: Response, services: ServicesDep
@@ -103,9 +110,13 @@ async def sign_in_locally(
     return UserPublic(id=user.id, email=user.email, plan=user.plan)
 
 
-@router.delete("/session", status_code=204, response_class=Response)
+@router.delete(
+    "/session", status_code=204, response_class=Response, responses=errors(403, e403="sent from another site's page")
+)
 async def sign_out(
-    request: Request, services: ServicesDep, session: Annotated[str | None, Cookie(alias=SESSION_COOKIE)] = None
+    request: Request,
+    services: ServicesDep,
+    session: Annotated[str | None, Cookie(alias=SESSION_COOKIE, include_in_schema=False)] = None,
 ) -> Response:
     """End the browser session and clear its cookie."""
     require_same_origin(request, when_absent=False)

@@ -1,52 +1,89 @@
-"""POST /api/chat (JSON, or SSE with `Accept: text/event-stream`) and POST /api/chat/stream (SSE)."""
+"""POST /api/chat (JSON, or SSE with `Accept: text/event-stream`) and POST /api/chat/stream (SSE).
+
+The router is built per application (`build_router`), so the body's schema states the configured
+MAX_MESSAGE_CHARS."""
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 from fastapi import APIRouter, Request
 from fastapi.responses import Response
 
 from almanac.api.deps import CurrentUser, ServicesDep
 from almanac.api.errors import ApiError
-from almanac.api.schemas import ChatCreate, ChatPublic, ErrorInfo, ToolResultPublic
+from almanac.api.responses import Responses, errors
+from almanac.api.schemas import ChatCreate, ChatPublic, ErrorInfo, ToolResultPublic, chat_create_model
 from almanac.api.sse import sse_response
 from almanac.chat.events import ChatOutcome
 from almanac.chat.run import ChatRun
 
-router = APIRouter(prefix="/api", tags=["chat"])
-
-_REFUSALS: dict[int | str, dict[str, Any]] = {
-    401: {"description": "missing or invalid API key"},
-    402: {"description": "not enough credits; body has balance, needed, how_to_get_more"},
-    404: {"description": "no such conversation"},
-    409: {"description": "the conversation is answering another message"},
-    413: {"description": "message too large"},
-    422: {"description": "invalid body; error.fields names each field"},
-    502: {"description": "the model failed before producing anything (the query was refunded)"},
-}
-_STREAM: dict[int | str, dict[str, Any]] = {
-    200: {
-        "content": {"text/event-stream": {}},
-        "description": "SSE: message_start, text_delta, tool_call, tool_result, usage, message_end (or error)",
+_REFUSALS: Responses = errors(
+    401,
+    402,
+    403,
+    404,
+    409,
+    413,
+    422,
+    502,
+    e404="no such conversation (or not yours)",
+    e413="message over MAX_MESSAGE_CHARS (`message_too_large`, with `limit` and `size`), or body over the size limit",
+)
+_SSE = {
+    "schema": {
+        "type": "object",
+        "description": "One Server-Sent Event: `event` is its type, `data` its JSON (whose `type` is the same).",
+        "properties": {"event": {"type": "string"}, "data": {"type": "string"}},
+        "required": ["data"],
     }
 }
+_STREAM_DESCRIPTION = "SSE: message_start, text_delta, tool_call, tool_result, usage, message_end (or error)"
+Endpoint = TypeVar("Endpoint", bound=Callable[..., Any])
 
 
-@router.post("/chat", response_model=ChatPublic, responses={**_REFUSALS, **_STREAM})
-async def chat(body: ChatCreate, user: CurrentUser, services: ServicesDep, request: Request) -> Any:
-    """Answer a message. Streams SSE instead when the request accepts `text/event-stream`."""
-    run = await services.chat.start(user=user, message=body.message, conversation_id=body.conversation_id)
-    if "text/event-stream" in request.headers.get("accept", ""):
+def _validating(model: type[ChatCreate]) -> Callable[[Endpoint], Endpoint]:
+    """Make FastAPI validate (and document) an endpoint's `body: ChatCreate` as `model`, the
+    subclass made for this app; the code keeps the static type."""
+
+    def annotate(endpoint: Endpoint) -> Endpoint:
+        endpoint.__annotations__["body"] = model
+        return endpoint
+
+    return annotate
+
+
+def build_router(*, max_message_chars: int) -> APIRouter:
+    """The chat routes, validating messages against the configured MAX_MESSAGE_CHARS."""
+    router = APIRouter(prefix="/api", tags=["chat"])
+    body_model = chat_create_model(max_message_chars)
+
+    @router.post(
+        "/chat",
+        response_model=ChatPublic,
+        responses={**_REFUSALS, 200: {"content": {"text/event-stream": _SSE}, "description": "The answer."}},
+    )
+    @_validating(body_model)
+    async def chat(body: ChatCreate, user: CurrentUser, services: ServicesDep, request: Request) -> Any:
+        """Answer a message. Streams SSE instead when the request accepts `text/event-stream`."""
+        run = await services.chat.start(user=user, message=body.message, conversation_id=body.conversation_id)
+        if "text/event-stream" in request.headers.get("accept", ""):
+            return sse_response(run.events(), heartbeat_s=services.settings.sse_heartbeat_s)
+        return await _complete(run)
+
+    @router.post(
+        "/chat/stream",
+        response_class=Response,
+        responses={**_REFUSALS, 200: {"content": {"text/event-stream": _SSE}, "description": _STREAM_DESCRIPTION}},
+    )
+    @_validating(body_model)
+    async def chat_stream(body: ChatCreate, user: CurrentUser, services: ServicesDep) -> Response:
+        """Answer a message as a Server-Sent Events stream."""
+        run = await services.chat.start(user=user, message=body.message, conversation_id=body.conversation_id)
         return sse_response(run.events(), heartbeat_s=services.settings.sse_heartbeat_s)
-    return await _complete(run)
 
-
-@router.post("/chat/stream", response_class=Response, responses={**_REFUSALS, **_STREAM})
-async def chat_stream(body: ChatCreate, user: CurrentUser, services: ServicesDep) -> Response:
-    """Answer a message as a Server-Sent Events stream."""
-    run = await services.chat.start(user=user, message=body.message, conversation_id=body.conversation_id)
-    return sse_response(run.events(), heartbeat_s=services.settings.sse_heartbeat_s)
+    return router
 
 
 async def _complete(run: ChatRun) -> ChatPublic:
@@ -72,5 +109,7 @@ async def _complete(run: ChatRun) -> ChatPublic:
         credits_remaining=end.credits_remaining,
         turns=end.turns,
         stop_reason=end.stop_reason,
+        credit_limit=end.credit_limit,
+        credit_limit_reached=end.credit_limit_reached,
         error=ErrorInfo(code=error.code, message=error.message) if error else None,
     )

@@ -2,23 +2,27 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated
 
 from fastapi import APIRouter, Query, Response
 
 from almanac.api.deps import CurrentUser, ServicesDep
 from almanac.api.errors import ApiError
+from almanac.api.responses import errors
 from almanac.api.schemas import (
     ConversationDetail,
+    ConversationIdPath,
     ConversationPublic,
     ConversationsPublic,
     ConversationUpdate,
+    ItemIdPath,
     ItemPublic,
+    Offset,
 )
 from almanac.storage.records import ConversationRecord, ItemRecord
 
 router = APIRouter(prefix="/api/conversations", tags=["conversations"])
-_NOT_FOUND: dict[int | str, dict[str, Any]] = {404: {"description": "no such conversation (or not yours)"}}
+_NO_SUCH = "no such conversation (or not yours)"
 
 
 def _public(conversation: ConversationRecord) -> ConversationPublic:
@@ -51,20 +55,22 @@ def _missing(conversation_id: str) -> ApiError:
     return ApiError(404, "conversation_not_found", f"no conversation {conversation_id}", field="conversation_id")
 
 
-@router.get("", response_model=ConversationsPublic)
+@router.get("", response_model=ConversationsPublic, responses=errors(401, 422))
 async def list_conversations(
     user: CurrentUser,
     services: ServicesDep,
-    limit: Annotated[int, Query(ge=1, le=200)] = 50,
-    offset: Annotated[int, Query(ge=0)] = 0,
+    limit: Annotated[int, Query(ge=1, le=200, description="How many to return.")] = 50,
+    offset: Offset = 0,
 ) -> ConversationsPublic:
     """The caller's conversations, most recently active first."""
     rows, count = await services.conversations.page(user_id=user.id, limit=limit, offset=offset)
     return ConversationsPublic(data=[_public(row) for row in rows], count=count)
 
 
-@router.get("/{conversation_id}", response_model=ConversationDetail, responses=_NOT_FOUND)
-async def get_conversation(conversation_id: str, user: CurrentUser, services: ServicesDep) -> ConversationDetail:
+@router.get("/{conversation_id}", response_model=ConversationDetail, responses=errors(401, 404, 422, e404=_NO_SUCH))
+async def get_conversation(
+    conversation_id: ConversationIdPath, user: CurrentUser, services: ServicesDep
+) -> ConversationDetail:
     """A conversation with both tracks of its history."""
     view = await services.conversations.view(user_id=user.id, conversation_id=conversation_id)
     if view is None:
@@ -79,9 +85,11 @@ async def get_conversation(conversation_id: str, user: CurrentUser, services: Se
 @router.get(
     "/{conversation_id}/items/{item_id}",
     response_model=ItemPublic,
-    responses={404: {"description": "no such conversation or item"}},
+    responses=errors(401, 404, 422, e404="no such conversation or item"),
 )
-async def get_item(conversation_id: str, item_id: str, user: CurrentUser, services: ServicesDep) -> ItemPublic:
+async def get_item(
+    conversation_id: ConversationIdPath, item_id: ItemIdPath, user: CurrentUser, services: ServicesDep
+) -> ItemPublic:
     """One history item by its ID (q3, q3-t1, q3-r, q3-r-sum…)."""
     item = await services.conversations.item(user_id=user.id, conversation_id=conversation_id, item_id=item_id)
     if item is None:
@@ -89,22 +97,40 @@ async def get_item(conversation_id: str, item_id: str, user: CurrentUser, servic
     return _item(item)
 
 
-@router.patch("/{conversation_id}", response_model=ConversationPublic, responses=_NOT_FOUND)
+@router.patch(
+    "/{conversation_id}", response_model=ConversationPublic, responses=errors(401, 403, 404, 422, e404=_NO_SUCH)
+)
 async def rename_conversation(
-    conversation_id: str, body: ConversationUpdate, user: CurrentUser, services: ServicesDep
+    conversation_id: ConversationIdPath, body: ConversationUpdate, user: CurrentUser, services: ServicesDep
 ) -> ConversationPublic:
     """Rename a conversation."""
     renamed = await services.conversations.rename(
-        user_id=user.id, conversation_id=conversation_id, title=body.title.strip() or body.title
+        user_id=user.id, conversation_id=conversation_id, title=body.title.strip()
     )
     if renamed is None:
         raise _missing(conversation_id)
     return _public(renamed)
 
 
-@router.delete("/{conversation_id}", status_code=204, response_class=Response, responses=_NOT_FOUND)
-async def delete_conversation(conversation_id: str, user: CurrentUser, services: ServicesDep) -> Response:
+@router.delete(
+    "/{conversation_id}",
+    status_code=204,
+    response_class=Response,
+    responses=errors(401, 403, 404, 409, 422, e404=_NO_SUCH, e409="the conversation is answering a message"),
+)
+async def delete_conversation(
+    conversation_id: ConversationIdPath, user: CurrentUser, services: ServicesDep
+) -> Response:
     """Delete a conversation and all its history."""
-    if not await services.conversations.delete(user_id=user.id, conversation_id=conversation_id):
+    await services.chat.settle_abandoned(user_id=user.id, conversation_id=conversation_id)
+    outcome = await services.conversations.delete(user_id=user.id, conversation_id=conversation_id)
+    if outcome == "missing":
         raise _missing(conversation_id)
+    if outcome == "busy":
+        raise ApiError(
+            409,
+            "conversation_busy",
+            f"conversation {conversation_id} is answering a message; stop it or wait until it has finished",
+            field="conversation_id",
+        )
     return Response(status_code=204)

@@ -7,6 +7,7 @@ from typing import Annotated
 from fastapi import APIRouter, Query
 
 from almanac.api.deps import CurrentUser, ServicesDep
+from almanac.api.responses import errors
 from almanac.api.schemas import BucketsPublic, CreditsPublic, LedgerEntryPublic
 from almanac.billing.plans import terms_for
 from almanac.billing.pricing import BASE_COST, DOCUMENTATION_COST, GITHUB_TOOL_COST, OTHER_TOOL_COST
@@ -20,9 +21,11 @@ PRICES = {
 }
 
 
-@router.get("/credits", response_model=CreditsPublic)
+@router.get("/credits", response_model=CreditsPublic, responses=errors(401, 422))
 async def get_credits(
-    user: CurrentUser, services: ServicesDep, recent: Annotated[int, Query(ge=0, le=200)] = 20
+    user: CurrentUser,
+    services: ServicesDep,
+    recent: Annotated[int, Query(ge=0, le=200, description="How many ledger entries to show.")] = 20,
 ) -> CreditsPublic:
     """Balances and the latest ledger entries (the allowance renews first if a new UTC day began)."""
     snapshot = await services.credits.snapshot(user_id=user.id, recent=recent)

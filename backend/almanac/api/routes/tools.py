@@ -8,6 +8,7 @@ from fastapi import APIRouter
 from pydantic import BaseModel, Field
 
 from almanac.api.deps import CurrentUser, ServicesDep
+from almanac.api.responses import errors
 from almanac.billing.pricing import tool_call_cost
 
 router = APIRouter(prefix="/api", tags=["tools"])
@@ -27,7 +28,7 @@ class ToolsPublic(BaseModel):
     count: int
 
 
-@router.get("/tools", response_model=ToolsPublic)
+@router.get("/tools", response_model=ToolsPublic, responses=errors(401))
 async def list_tools(_: CurrentUser, services: ServicesDep) -> ToolsPublic:
     """Every tool available to the caller, with its source and price."""
     data = [
