@@ -3,34 +3,42 @@ import { api, ApiError, onUnauthorized } from "./api/client";
 import type { Conversation, Credits, User } from "./api/types";
 import { ChatStore } from "./chat/store";
 import { ChatView } from "./components/ChatView";
+import type { MenuItem } from "./components/AccountMenu";
 import { ConfirmDialog } from "./components/ConfirmDialog";
+import { GithubDialog, githubAvailable } from "./components/GithubDialog";
 import { Header } from "./components/Header";
+import { KeysDialog } from "./components/KeysDialog";
 import { SignIn } from "./components/SignIn";
 import { Sidebar } from "./components/Sidebar";
 import { clearDrafts } from "./lib/drafts";
 import { navigate, useRoute } from "./lib/router";
+import { KEY_REVOKED, resume, SESSION_ENDED, SIGNED_OUT, signedOut, type Auth } from "./lib/session";
+import { takeSignInToken } from "./lib/signInLink";
 
 const PAGE = 100;
 
-type Auth = { state: "checking" } | { state: "signed_out"; notice: string | null } | { state: "signed_in"; user: User };
+interface AppProps {
+  /** The token of a local sign-in link the page was opened with (already removed from the URL). */
+  signInToken: string | null;
+}
 
-export function App() {
+export function App({ signInToken }: AppProps) {
   const [auth, setAuth] = useState<Auth>({ state: "checking" });
+  const authNow = useRef<Auth>(auth);
+  authNow.current = auth;
 
   useEffect(() => {
-    onUnauthorized(() =>
-      setAuth((current) =>
-        current.state === "signed_in" ? { state: "signed_out", notice: "Your session ended. Please sign in again." } : current,
-      ),
-    );
-    api.me().then(
-      (user) => setAuth({ state: "signed_in", user }),
-      (error) =>
-        setAuth({
-          state: "signed_out",
-          notice: error instanceof ApiError && error.status !== 401 ? error.message : null,
-        }),
-    );
+    onUnauthorized(() => setAuth((now) => (now.state === "signed_in" ? signedOut(SESSION_ENDED) : now)));
+    void resume(signInToken).then(setAuth);
+    // A sign-in link opened in this tab later (pasted into the address bar) only changes the hash.
+    const onHash = () => {
+      const token = takeSignInToken();
+      if (token === null || authNow.current.state === "signed_in") return;
+      setAuth({ state: "checking" });
+      void resume(token).then(setAuth);
+    };
+    window.addEventListener("hashchange", onHash);
+    return () => window.removeEventListener("hashchange", onHash);
   }, []);
 
   if (auth.state === "checking") {
@@ -42,18 +50,20 @@ export function App() {
     );
   }
   if (auth.state === "signed_out") {
-    return <SignIn notice={auth.notice} onSignedIn={(user) => setAuth({ state: "signed_in", user })} />;
+    return (
+      <SignIn
+        notice={auth.notice}
+        linkError={auth.linkError}
+        onSignedIn={(user) => setAuth({ state: "signed_in", user })}
+      />
+    );
   }
   return (
-    <Shell
-      key={auth.user.id}
-      user={auth.user}
-      onSignedOut={() => setAuth({ state: "signed_out", notice: "You are signed out." })}
-    />
+    <Shell key={auth.user.id} user={auth.user} onSignedOut={(notice) => setAuth(signedOut(notice))} />
   );
 }
 
-function Shell({ user, onSignedOut }: { user: User; onSignedOut: () => void }) {
+function Shell({ user, onSignedOut }: { user: User; onSignedOut: (notice: string) => void }) {
   const route = useRoute();
   const [newKey, setNewKey] = useState(() => `new:${Date.now().toString(36)}`);
   const [conversations, setConversations] = useState<Conversation[] | null>(null);
@@ -63,6 +73,9 @@ function Shell({ user, onSignedOut }: { user: User; onSignedOut: () => void }) {
   const [credits, setCredits] = useState<Credits | null>(null);
   const [drawer, setDrawer] = useState(false);
   const [deleting, setDeleting] = useState<Conversation | null>(null);
+  const [dialog, setDialog] = useState<"keys" | "github" | null>(null);
+  const [github, setGithub] = useState(false);
+  const accountButton = useRef<HTMLButtonElement>(null);
   const currentKey = useRef<string>("");
 
   const refreshList = useCallback(async () => {
@@ -104,6 +117,20 @@ function Shell({ user, onSignedOut }: { user: User; onSignedOut: () => void }) {
     void refreshList();
     void refreshCredits();
   }, [refreshList, refreshCredits]);
+
+  // Leaving the shell (signed out, session ended): no stream keeps running for it.
+  useEffect(() => () => store.abortAll(), [store]);
+
+  // The GitHub token entry shows only where the server has the route.
+  useEffect(() => {
+    void githubAvailable().then(setGithub);
+  }, []);
+
+  const accountItems: MenuItem[] = [
+    { label: "API keys", onSelect: () => setDialog("keys") },
+    ...(github ? [{ label: "GitHub token", onSelect: () => setDialog("github") }] : []),
+    { label: "Sign out", onSelect: () => void signOut() },
+  ];
 
   const key = route.conversationId ?? newKey;
   currentKey.current = key;
@@ -150,16 +177,28 @@ function Shell({ user, onSignedOut }: { user: User; onSignedOut: () => void }) {
     }
   }
 
-  async function signOut() {
+  function leave() {
     store.abortAll();
+    clearDrafts();
+    navigate(null, true);
+  }
+
+  /** Sign out: end the session on the server, then show the sign-in screen. */
+  async function signOut() {
+    leave();
     try {
       await api.signOut();
     } catch {
       /* the cookie may already be gone */
     }
-    clearDrafts();
-    navigate(null, true);
-    onSignedOut();
+    onSignedOut(SIGNED_OUT);
+  }
+
+  /** The session already ended (its key was revoked): say so at once, then clear the dead cookie. */
+  function sessionEnded(notice: string) {
+    leave();
+    onSignedOut(notice);
+    api.signOut().catch(() => undefined);
   }
 
   useEffect(() => {
@@ -192,11 +231,19 @@ function Shell({ user, onSignedOut }: { user: User; onSignedOut: () => void }) {
         }}
         onRename={rename}
         onDelete={setDeleting}
-        onSignOut={signOut}
+        onSignOut={() => void signOut()}
         onClose={() => setDrawer(false)}
       />
       <div class="main-col">
-        <Header title={title} credits={credits} onMenu={() => setDrawer(!drawer)} menuOpen={drawer} />
+        <Header
+          title={title}
+          credits={credits}
+          onMenu={() => setDrawer(!drawer)}
+          menuOpen={drawer}
+          user={user}
+          accountItems={accountItems}
+          accountButton={accountButton}
+        />
         <ChatView store={store} storeKey={key} credits={credits} />
       </div>
       <ConfirmDialog
@@ -208,6 +255,20 @@ function Shell({ user, onSignedOut }: { user: User; onSignedOut: () => void }) {
         onConfirm={confirmDelete}
         onCancel={() => setDeleting(null)}
       />
+      <KeysDialog
+        open={dialog === "keys"}
+        onClose={() => setDialog(null)}
+        onSessionEnded={() => sessionEnded(KEY_REVOKED)}
+        returnFocus={() => accountButton.current}
+      />
+      {github && (
+        <GithubDialog
+          open={dialog === "github"}
+          onClose={() => setDialog(null)}
+          onUnavailable={() => setGithub(false)}
+          returnFocus={() => accountButton.current}
+        />
+      )}
     </div>
   );
 }

@@ -3,9 +3,10 @@
 The server runs once per session in a temporary folder on a free port. Each test gets a fresh
 browser context (cookies, storage) and, usually, a fresh user, so tests do not share credits.
 
-They are skipped when the UI is not built (`frontend/dist`), Chromium is missing or Playwright is
-not installed — unless ALMANAC_REQUIRE_E2E=1, which makes that a failure instead. Screenshots of
-the main states go to test-artifacts/screenshots/.
+They are skipped when the UI is not built (`frontend/dist`), Chromium is missing, Playwright or
+axe-core (`frontend/node_modules`) is not installed, or the small documentation index could not be
+built (the tests that need it) — unless ALMANAC_REQUIRE_E2E=1, which makes each of these a failure
+instead. Screenshots of the main states go to test-artifacts/screenshots/.
 """
 
 from __future__ import annotations
@@ -69,7 +70,18 @@ class Server:
     log: Path
     local_email: str = "local@localhost"
     docs: bool = False  # whether the local documentation index (one small guide) was built
+    docs_error: str = ""  # why it was not
     users: dict[str, str] = field(default_factory=dict)
+
+    def require_docs(self) -> None:
+        """Skip a test that needs the documentation index when it could not be built — or, under
+        ALMANAC_REQUIRE_E2E=1, fail it."""
+        if not self.docs:
+            _unavailable(f"the local documentation index could not be built (`almanac docs index`): {self.docs_error}")
+
+    def sign_in_link(self) -> str:
+        """The current one-time local sign-in link (`almanac serve` rewrites the file after each use)."""
+        return (self.folder / "data" / "local-sign-in-url").read_text().strip()
 
     def cli(self, *args: str) -> str:
         """Run `almanac …` against the server's database; returns stdout."""
@@ -108,11 +120,15 @@ Run `pip install frobnicate` to install the frobnicate package. It needs Python 
 ## Using frobnicate.spin
 
 Call `frobnicate.spin(speed=3)` to spin the widget. The speed parameter goes from 1 to 10.
+
+## Stopping the widget safely with `frobnicate.halt` before the process exits
+
+Call `frobnicate.halt()` to stop a spinning frobnicate widget.
 """
 
 
-def _build_docs_index(folder: Path, env: dict[str, str]) -> bool:
-    """Index the guide with `almanac docs index`; best effort (the citation test skips without it)."""
+def _build_docs_index(folder: Path, env: dict[str, str]) -> str:
+    """Index the guide with `almanac docs index`; returns "" when it worked, else why not."""
     (folder / "docs").mkdir()
     (folder / "docs" / "frobnicate.md").write_text(GUIDE)
     try:
@@ -122,11 +138,13 @@ def _build_docs_index(folder: Path, env: dict[str, str]) -> bool:
             env=env,
             capture_output=True,
             text=True,
-            timeout=90,
+            timeout=300,
         )
     except subprocess.TimeoutExpired:
-        return False
-    return done.returncode == 0
+        return "`almanac docs index` did not finish"
+    if done.returncode != 0:
+        return f"exit status {done.returncode}: {done.stderr.strip()[-2000:]}"
+    return ""
 
 
 @pytest.fixture(scope="package")
@@ -154,7 +172,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
         RERANKER="none",
     )
     env.pop("CONTEXT7_API_KEY", None)
-    docs = _build_docs_index(folder, env)
+    docs_error = _build_docs_index(folder, env)
     log = folder / "server.log"
     with log.open("w") as out:
         process = subprocess.Popen(
@@ -177,7 +195,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
                 pass
             assert time.monotonic() < deadline, f"the server did not become ready:\n{log.read_text()}"
             time.sleep(0.2)
-        yield Server(url=url, folder=folder, env=env, log=log, docs=docs)
+        yield Server(url=url, folder=folder, env=env, log=log, docs=not docs_error, docs_error=docs_error)
     finally:
         if process.poll() is None:
             os.killpg(process.pid, signal.SIGINT)

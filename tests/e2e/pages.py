@@ -42,22 +42,6 @@ def answer_cost(article: Any) -> int:
     return int(article.locator("[data-testid=answer-cost]").get_attribute("data-credits"))
 
 
-def record_answer_lengths(page: Any) -> None:
-    """Record the length of the last answer's text on every DOM change (to see it stream)."""
-    page.evaluate(
-        """() => {
-          window.__lengths = [];
-          const observer = new MutationObserver(() => {
-            const answers = document.querySelectorAll('[data-testid=answer]');
-            const last = answers[answers.length - 1];
-            if (last) window.__lengths.push(last.textContent.length);
-          });
-          const options = { subtree: true, childList: true, characterData: true };
-          observer.observe(document.querySelector('.messages'), options);
-        }"""
-    )
-
-
 def poll(check: Any, *, timeout_s: float = 10.0, interval_s: float = 0.1) -> Any:
     """Call `check` until it returns something truthy; return that (or fail after the timeout)."""
     deadline = time.monotonic() + timeout_s

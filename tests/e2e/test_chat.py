@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import itertools
 import re
 from typing import Any
 
@@ -13,7 +12,6 @@ from tests.e2e.pages import (
     STOPPED_NOTE,
     answer_cost,
     poll,
-    record_answer_lengths,
     send,
     turn,
     wait_answered,
@@ -35,16 +33,17 @@ def test_answer_streams_tool_card_expands_to_full_text_credits_drop_and_reload_f
     page = browsing.page
     wait_balance(page, 50)
 
-    # The answer streams: its text grows over many renders, with a Stop button meanwhile.
-    record_answer_lengths(page)
+    # The answer streams: part of it is on screen while it is still being written (with a Stop
+    # button meanwhile), and more follows until it is complete.
     send(page, QUESTION)
-    page.locator(".markdown.streaming").wait_for()
+    partial = page.wait_for_function(
+        "() => document.querySelector('[data-testid=answer] .markdown.streaming')?.textContent.length || 0"
+    ).json_value()
     assert page.get_by_role("button", name="Stop the answer").is_visible()
     browsing.shot("02-streaming")
     first = wait_answered(page, 0)
-    lengths = page.evaluate("window.__lengths")
-    growth = [b for a, b in itertools.pairwise(lengths) if b > a]
-    assert len(growth) >= 5, lengths
+    final = len(first.locator("[data-testid=answer]").text_content() or "")
+    assert 0 < partial < final
     assert "offline model" in first.locator("[data-testid=answer]").inner_text()
     assert answer_cost(first) == 5
     wait_balance(page, 45)

@@ -13,8 +13,7 @@ pytestmark = pytest.mark.e2e
 
 
 def test_documentation_passages_show_as_citations(open_browser: Any, server: Server) -> None:
-    if not server.docs:
-        pytest.skip("the local documentation index could not be built (`almanac docs index`)")
+    server.require_docs()
     _, key = server.new_user()
     browsing = open_browser()
     browsing.sign_in_with_key(key)
@@ -30,6 +29,11 @@ def test_documentation_passages_show_as_citations(open_browser: Any, server: Ser
     assert "Frobnicate guide > Using frobnicate.spin" in live
     assert "docs/frobnicate.md" in live  # a local file: named, but not a link
     assert sources.locator("a").count() == 0
+    # Titles are plain text with inline code: `frobnicate.halt` is a <code>, no backticks or other markup.
+    halt = sources.locator(".citation-title", has_text="frobnicate.halt")
+    assert halt.locator("code").inner_text() == "frobnicate.halt"
+    assert "`" not in live
+    assert sources.locator(".citation-title :not(code)").count() == 0
 
     card.locator(".tool-head").click()
     card.get_by_role("button", name="Show full text (q1-t1)").click()
@@ -37,6 +41,23 @@ def test_documentation_passages_show_as_citations(open_browser: Any, server: Ser
     assert "frobnicate.spin(speed=3)" in card.get_by_test_id("tool-full").inner_text()
     card.evaluate("el => el.scrollIntoView({ block: 'start' })")
     browsing.shot("11-citations")
+
+    # On a narrow screen a long title wraps beside its icon: every line starts right of it.
+    page.set_viewport_size({"width": 390, "height": 844})
+    lines = halt.evaluate(
+        """el => {
+          const icon = el.closest('li').querySelector('svg').getBoundingClientRect();
+          const rects = [...el.getClientRects()];
+          return { iconRight: icon.right, iconTop: icon.top, lefts: rects.map(r => r.left), firstTop: rects[0].top,
+                   lines: new Set(rects.map(r => Math.round(r.top))).size };
+        }"""
+    )
+    assert lines["lines"] >= 2, lines  # it does wrap
+    assert min(lines["lefts"]) >= lines["iconRight"], lines
+    assert abs(lines["firstTop"] - lines["iconTop"]) < 8, lines  # the icon sits on the first line
+    sources.evaluate("el => el.scrollIntoView({ block: 'start' })")
+    browsing.shot("11b-citations-phone")
+    page.set_viewport_size({"width": 1280, "height": 820})
 
     # After a reload the citations come from the stored full text of the tool result.
     page.reload()

@@ -62,7 +62,8 @@ def test_phone_sized_screen(open_browser: Any, server: Server, conversation: tup
     menu.click()
     sidebar = page.get_by_role("navigation", name="Conversations")
     sidebar.wait_for()
-    page.wait_for_timeout(250)  # the drawer slides in
+    # The drawer has slid in: its left edge is at the screen's edge.
+    page.wait_for_function("() => document.querySelector('nav.sidebar').getBoundingClientRect().left === 0")
     browsing.shot("10-phone-menu")
     page.keyboard.press("Escape")
     sidebar.wait_for(state="hidden")

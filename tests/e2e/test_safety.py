@@ -61,7 +61,8 @@ def test_markup_in_answers_and_tool_results_does_nothing(open_browser: Any, serv
     second.get_by_test_id("tool-full").wait_for()
     assert "onerror=alert(document.domain)" in second.get_by_test_id("tool-full").inner_text()
     assert_inert(page, "#app")
-    page.wait_for_timeout(300)  # give any injected handler a chance to fire
+    # Let any injected handler fire: the page renders two more frames and runs its pending tasks.
+    page.evaluate("() => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(() => setTimeout(r))))")
     assert browsing.watch.dialogs == []
     assert not any("attacker.invalid" in url for url in browsing.watch.foreign_requests)
     assert page.locator(".sidebar .conv-title").first.inner_text().startswith("Render this: <img src=x")

@@ -4,7 +4,18 @@
  * kept by this code (not in localStorage, sessionStorage or memory beyond the sign-in request).
  */
 
-import type { ConversationDetail, ConversationList, Conversation, Credits, Item, LocalLogin, User } from "./types";
+import type {
+  ApiKeyCreated,
+  ApiKeyList,
+  ConversationDetail,
+  ConversationList,
+  Conversation,
+  Credits,
+  GithubIntegration,
+  Item,
+  LocalLogin,
+  User,
+} from "./types";
 
 export class ApiError extends Error {
   override name = "ApiError";
@@ -15,6 +26,14 @@ export class ApiError extends Error {
     readonly body: Record<string, unknown> = {},
   ) {
     super(message);
+  }
+
+  /** The message of the first field at fault (422 `error.fields`), if any. */
+  fieldMessage(): string | undefined {
+    const fields = this.detail<unknown>("fields");
+    if (!Array.isArray(fields)) return undefined;
+    const first = fields.find((f): f is { message: unknown } => typeof f === "object" && f !== null && "message" in f);
+    return first && typeof first.message === "string" ? first.message : undefined;
   }
 
   /** A field of `error` (or of the body itself), e.g. balance, needed, how_to_get_more. */
@@ -70,7 +89,8 @@ const enc = encodeURIComponent;
 export const api = {
   me: () => request<User>("GET", "/api/me"),
   localLogin: () => request<LocalLogin>("GET", "/api/auth/local"),
-  signInLocal: () => request<User>("POST", "/api/auth/local"),
+  /** Redeem the one-time token of the local sign-in link (403 when wrong or used). */
+  signInLocal: (token: string) => request<User>("POST", "/api/auth/local", { token }),
   signIn: (apiKey: string) => request<User>("POST", "/api/auth/session", { api_key: apiKey }),
   signOut: () => request<void>("DELETE", "/api/auth/session"),
   conversations: (limit = 100, offset = 0) =>
@@ -82,6 +102,12 @@ export const api = {
   rename: (id: string, title: string) => request<Conversation>("PATCH", `/api/conversations/${enc(id)}`, { title }),
   remove: (id: string) => request<void>("DELETE", `/api/conversations/${enc(id)}`),
   credits: () => request<Credits>("GET", "/api/credits?recent=0"),
+  keys: () => request<ApiKeyList>("GET", "/api/keys"),
+  createKey: (name: string) => request<ApiKeyCreated>("POST", "/api/keys", { name }),
+  revokeKey: (id: string) => request<void>("DELETE", `/api/keys/${enc(id)}`),
+  github: () => request<GithubIntegration>("GET", "/api/integrations/github"),
+  saveGithub: (token: string) => request<GithubIntegration>("PUT", "/api/integrations/github", { token }),
+  removeGithub: () => request<void>("DELETE", "/api/integrations/github"),
 
   /** Start a streamed answer; resolves to the open SSE response, or throws ApiError (402, 409…). */
   async chatStream(message: string, conversationId: string | null, signal: AbortSignal): Promise<Response> {

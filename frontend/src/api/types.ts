@@ -46,11 +46,48 @@ export interface ToolResultEvent {
   item_id: string;
   summary_id: string;
   is_error: boolean;
+  /** ok, error, timeout, not_run, cancelled, over_limit (not run: the question reached its credit limit)… */
   status: string;
   summary: string | null;
   duration_ms: number;
   credits: number;
   citations: Citation[];
+}
+
+/** A running tool says what it is doing (e.g. "building the documentation index… 40%"). */
+export interface ToolProgressEvent {
+  type: "tool_progress";
+  id: string;
+  item_id: string;
+  message: string;
+}
+
+/** Boost mode: the planner's ANALYSIS and GUIDANCE (Markdown) for one loop. */
+export interface PlanEvent {
+  type: "plan";
+  loop: number;
+  analysis: string;
+  guidance: string;
+  model: string;
+}
+
+/** Collaboration: the primary model was judged stuck and a helper model was asked. */
+export interface EscalationEvent {
+  type: "escalation";
+  reason: string;
+  from_model: string;
+  to_model: string;
+  attempt: number;
+}
+
+/** A summary that finished after `message_end` (the stream stays open until the last one). */
+export interface SummaryEvent {
+  type: "summary";
+  item_id: string;
+  summary_id: string;
+  summary: string;
+  /** "done", or "failed" (the item is kept verbatim, bounded). */
+  status: string;
 }
 
 export interface UsageEvent {
@@ -66,7 +103,8 @@ export interface MessageEndEvent {
   query_id: string;
   message_id: string;
   summary_id: string;
-  summary: string;
+  /** null while the answer's summary is still being written (a `summary` event follows). */
+  summary: string | null;
   response: string;
   tools_used: string[];
   credits_used: number;
@@ -74,6 +112,10 @@ export interface MessageEndEvent {
   turns: number;
   stop_reason: string;
   summaries: Record<string, string>;
+  /** The per-query credit ceiling (0 or absent: unknown). */
+  credit_limit?: number;
+  /** Some tool call was not run because the question reached its ceiling. */
+  credit_limit_reached?: boolean;
 }
 
 export interface ErrorEvent {
@@ -88,8 +130,12 @@ export type ChatEvent =
   | TextDeltaEvent
   | ToolCallEvent
   | ToolResultEvent
+  | ToolProgressEvent
+  | PlanEvent
+  | EscalationEvent
   | UsageEvent
   | MessageEndEvent
+  | SummaryEvent
   | ErrorEvent;
 
 export type ItemKind = "query" | "tool_result" | "response" | "tool_summary" | "response_summary";
@@ -137,4 +183,37 @@ export interface Credits {
   used_this_month: number;
   left_this_month: number | null;
   prices: Record<string, number>;
+}
+
+/** One of the caller's API keys (GET /api/keys); never the key itself. */
+export interface ApiKey {
+  id: string;
+  name: string;
+  /** The key's first characters, to recognise it. */
+  prefix: string;
+  created_at: string;
+  last_used_at: string | null;
+  revoked_at: string | null;
+  /** This browser session was signed in with this key. */
+  current: boolean;
+}
+
+export interface ApiKeyList {
+  data: ApiKey[];
+  count: number;
+}
+
+/** A new key: `api_key` is shown this once and never again. */
+export interface ApiKeyCreated extends ApiKey {
+  api_key: string;
+}
+
+/** The caller's GitHub token (GET/PUT /api/integrations/github). */
+export interface GithubIntegration {
+  connected: boolean;
+  /** The token with all but a few characters hidden. */
+  masked: string | null;
+  updated_at: string | null;
+  /** The server has a token of its own that GitHub tools use when the user has none. */
+  shared_token_available: boolean;
 }

@@ -3,7 +3,19 @@
 import type { ChatEvent, Citation } from "../api/types";
 import type { SseMessage } from "../sse/reader";
 
-const TYPES = new Set(["message_start", "text_delta", "tool_call", "tool_result", "usage", "message_end", "error"]);
+const TYPES = new Set([
+  "message_start",
+  "text_delta",
+  "tool_call",
+  "tool_result",
+  "tool_progress",
+  "plan",
+  "escalation",
+  "usage",
+  "message_end",
+  "summary",
+  "error",
+]);
 
 export class ProtocolError extends Error {
   override name = "ProtocolError";
@@ -33,6 +45,19 @@ export function parseChatEvent(message: SseMessage): ChatEvent | null {
     event.summaries = {};
   }
   if (event.type === "text_delta" && typeof event.text !== "string") event.text = String(event.text ?? "");
+  if (event.type === "message_end" && typeof event.summary !== "string") event.summary = null;
+  if (event.type === "plan") {
+    event.analysis = text(event.analysis);
+    event.guidance = text(event.guidance);
+    event.model = text(event.model);
+  }
+  if (event.type === "escalation") {
+    event.reason = text(event.reason);
+    event.from_model = text(event.from_model);
+    event.to_model = text(event.to_model);
+  }
+  if (event.type === "tool_progress") event.message = text(event.message);
+  if (event.type === "summary") event.summary = text(event.summary);
   return event;
 }
 
@@ -42,4 +67,8 @@ function normaliseCitations(value: unknown): Citation[] {
     .filter((c): c is Record<string, unknown> => typeof c === "object" && c !== null)
     .map((c) => ({ title: String(c.title ?? ""), url: String(c.url ?? ""), library: String(c.library ?? "") }))
     .filter((c) => c.url !== "" || c.title !== "");
+}
+
+function text(value: unknown): string {
+  return typeof value === "string" ? value : value === null || value === undefined ? "" : String(value);
 }

@@ -51,3 +51,18 @@ describe("turnsFromConversation", () => {
     expect(turns[3]).toMatchObject({ status: "error", error: { code: "no_answer" } });
   });
 });
+
+describe("turnsFromConversation and the credit limit", () => {
+  it("marks a turn whose stored tool call was skipped by the credit ceiling (the limit itself is not stored)", () => {
+    const limited = turnsFromConversation({
+      ...detail,
+      full: [
+        item({ id: "q1", kind: "query", content: "q" }),
+        item({ id: "q1-t1", kind: "tool_result", content: "not run", tool_name: "x", is_error: true, status: "over_limit" }),
+        item({ id: "q1-r", kind: "response", content: "a", credits: 5 }),
+      ],
+    });
+    expect(limited[0]).toMatchObject({ creditLimitReached: true, creditLimit: null });
+    expect(turnsFromConversation(detail).every((t) => !t.creditLimitReached)).toBe(true);
+  });
+});

@@ -2,7 +2,7 @@
 
 import type { ConversationDetail, Item } from "../api/types";
 import { parseCitations } from "../markdown/citations";
-import { newTurn, type ToolCard, type Turn } from "./state";
+import { newTurn, OVER_LIMIT, type ToolCard, type Turn } from "./state";
 
 const QUERY_NUMBER = /^q(\d+)(?:-|$)/;
 
@@ -31,7 +31,10 @@ export function turnsFromConversation(detail: ConversationDetail): Turn[] {
     if (n === null) continue;
     const turn = turnFor(n);
     if (item.kind === "query") turn.query = item.content;
-    else if (item.kind === "tool_result") turn.tools.push(toolCard(item, summaries.get(item.id) ?? null));
+    else if (item.kind === "tool_result") {
+      turn.tools.push(toolCard(item, summaries.get(item.id) ?? null));
+      if (item.status === OVER_LIMIT) turn.creditLimitReached = true;
+    }
     else if (item.kind === "response") applyResponse(turn, item, summaries.get(item.id) ?? null);
   }
   order.sort((a, b) => a - b);
@@ -62,6 +65,8 @@ function toolCard(item: Item, summary: string | null): ToolCard {
     durationMs: item.duration_ms,
     credits: item.credits,
     summary,
+    summaryFailed: false,
+    progress: null,
     fullText: item.content,
     citations: item.is_error ? [] : parseCitations(item.content),
   };

@@ -180,6 +180,111 @@ describe("conversation reducer", () => {
   });
 });
 
+describe("events of boost, collaboration, progress, late summaries and credit limits", () => {
+  const endEvent = end as Extract<ChatEvent, { type: "message_end" }>;
+  const resultEvent = result as Extract<ChatEvent, { type: "tool_result" }>;
+  const sent: Action = { type: "send", localId: "t1", message: "x" };
+
+  it("shows a running tool's progress and clears it when the result comes", () => {
+    let state = run([sent, ev(start), ev(call), ev({ type: "tool_progress", id: "call_1", item_id: "q2-t1", message: "building the documentation index… 40%" })]);
+    expect(state.turns[0].tools[0].progress).toBe("building the documentation index… 40%");
+    state = reduce(state, ev({ type: "tool_progress", id: "call_1", item_id: "q2-t1", message: "… 80%" }));
+    expect(state.turns[0].tools[0].progress).toBe("… 80%");
+    state = reduce(state, ev(result));
+    expect(state.turns[0].tools[0]).toMatchObject({ status: "done", progress: null });
+    // Progress of a finished or unknown call changes nothing.
+    expect(reduce(state, ev({ type: "tool_progress", id: "call_1", item_id: "q2-t1", message: "late" }))).toBe(state);
+    expect(reduce(state, ev({ type: "tool_progress", id: "nope", item_id: "q9-t9", message: "?" }))).toBe(state);
+  });
+
+  it("keeps the planner's steps in order, each placed after the tool cards that came before it", () => {
+    const state = run([
+      sent, ev(start),
+      ev({ type: "plan", loop: 1, analysis: "Needs **docs**", guidance: "Call `retrieve_documentation`", model: "planner-m" }),
+      ev(call), ev(result),
+      ev({ type: "plan", loop: 2, analysis: "Enough", guidance: "Answer", model: "planner-m" }),
+    ]);
+    expect(state.turns[0].plans).toEqual([
+      { loop: 1, analysis: "Needs **docs**", guidance: "Call `retrieve_documentation`", model: "planner-m", afterTools: 0 },
+      { loop: 2, analysis: "Enough", guidance: "Answer", model: "planner-m", afterTools: 1 },
+    ]);
+  });
+
+  it("records an escalation to a helper model", () => {
+    const state = run([
+      sent, ev(start), ev(call),
+      ev({ type: "escalation", reason: "the same tool failed twice", from_model: "small", to_model: "big", attempt: 1 }),
+    ]);
+    expect(state.turns[0].escalations).toEqual([
+      { reason: "the same tool failed twice", fromModel: "small", toModel: "big", attempt: 1, afterTools: 1 },
+    ]);
+  });
+
+  it("frees the conversation at message_end even when the answer's summary is not written yet", () => {
+    const state = run([sent, ev(start), ev(call), ev(result), ev({ ...endEvent, summary: null, summaries: {} })]);
+    expect(isBusy(state)).toBe(false);
+    expect(state.turns[0]).toMatchObject({ status: "done", summary: null, summaryId: "q2-r-sum" });
+    expect(state.turns[0].tools[0].summary).toBeNull();
+  });
+
+  it("fills in summaries that arrive after message_end: the tool card's and the answer's", () => {
+    let state = run([sent, ev(start), ev(call), ev(result), ev({ ...endEvent, summary: null, summaries: {} })]);
+    state = reduce(state, ev({ type: "summary", item_id: "q2-t1", summary_id: "q2-t1-sum", summary: "the tool's gist", status: "done" }));
+    expect(state.turns[0].tools[0]).toMatchObject({ summary: "the tool's gist", summaryFailed: false });
+    state = reduce(state, ev({ type: "summary", item_id: "q2-r", summary_id: "q2-r-sum", summary: "the answer's gist", status: "done" }));
+    expect(state.turns[0].summary).toBe("the answer's gist");
+    expect(state.turns[0].status).toBe("done");
+  });
+
+  it("marks a failed summary, and ignores summaries of items it does not show", () => {
+    let state = run([sent, ev(start), ev(call), ev(result), ev({ ...endEvent, summary: null, summaries: {} })]);
+    state = reduce(state, ev({ type: "summary", item_id: "q2-t1", summary_id: "q2-t1-sum", summary: "", status: "failed" }));
+    expect(state.turns[0].tools[0]).toMatchObject({ summary: null, summaryFailed: true });
+    expect(reduce(state, ev({ type: "summary", item_id: "q7-t1", summary_id: "q7-t1-sum", summary: "x", status: "done" }))).toBe(state);
+  });
+
+  it("lets a new message start while the previous answer's summaries are still coming", () => {
+    let state = run([sent, ev(start), ev({ ...endEvent, summary: null, summaries: {} }), { type: "send", localId: "t2", message: "next" }]);
+    expect(state.turns.map((t) => t.status)).toEqual(["done", "pending"]);
+    state = reduce(state, { type: "event", localId: "t1", event: { type: "summary", item_id: "q2-r", summary_id: "q2-r-sum", summary: "late", status: "done" } });
+    expect(state.turns[0].summary).toBe("late");
+    expect(state.turns[1].status).toBe("pending");
+    state = reduce(state, { type: "stream_ended", localId: "t1" }); // the old stream closes: nothing changes
+    expect(state.turns.map((t) => t.status)).toEqual(["done", "pending"]);
+  });
+
+  it("notes when the question reached its credit limit (from message_end or a skipped tool)", () => {
+    const fromEnd = run([sent, ev(start), ev({ ...endEvent, credit_limit: 40, credit_limit_reached: true })]);
+    expect(fromEnd.turns[0]).toMatchObject({ creditLimit: 40, creditLimitReached: true });
+    const skipped = run([sent, ev(start), ev(call), ev({ ...resultEvent, is_error: true, status: "over_limit", credits: 0 })]);
+    expect(skipped.turns[0]).toMatchObject({ creditLimitReached: true, creditLimit: null });
+    expect(skipped.turns[0].tools[0]).toMatchObject({ status: "error", resultStatus: "over_limit" });
+    const normal = run([sent, ev(start), ev(end)]);
+    expect(normal.turns[0]).toMatchObject({ creditLimit: null, creditLimitReached: false });
+  });
+});
+
+describe("parsing the new events", () => {
+  const parse = (type: string, data: Record<string, unknown>) => parseChatEvent({ event: type, data: JSON.stringify(data), id: "" });
+
+  it("reads plan, escalation, tool_progress and summary; message_end's summary may be null", () => {
+    expect(parse("plan", { type: "plan", loop: 1, analysis: "a", guidance: "g", model: "m" })).toMatchObject({ type: "plan", loop: 1 });
+    expect(parse("escalation", { reason: "stuck", from_model: "a", to_model: "b", attempt: 1 })).toMatchObject({ type: "escalation", to_model: "b" });
+    expect(parse("tool_progress", { id: "c", item_id: "q1-t1", message: 42 })).toMatchObject({ type: "tool_progress", message: "42" });
+    expect(parse("summary", { item_id: "q1-r", summary_id: "q1-r-sum", summary: null, status: "failed" })).toMatchObject({ type: "summary", summary: "" });
+    expect(parse("message_end", { ...end, summary: null })).toMatchObject({ type: "message_end", summary: null });
+  });
+
+  it("ignores event types it does not know, whatever their data", () => {
+    expect(parse("thinking_delta", { type: "thinking_delta", text: "hmm" })).toBeNull();
+    expect(parse("x", { type: "x" })).toBeNull();
+    let state = run([{ type: "send", localId: "t1", message: "x" }, ev(start)]);
+    const unknown = { type: "brand_new" } as unknown as ChatEvent;
+    state = reduce(state, ev(unknown));
+    expect(state.turns[0].status).toBe("streaming");
+  });
+});
+
 describe("events from a real SSE body into state", () => {
   it("builds the same state however the body is chunked", () => {
     const frames = [start, { type: "text_delta", text: "Ünïcödé " }, call, result, { type: "text_delta", text: "ok" }, end]

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
 import type { ChatEvent } from "../api/types";
 import { ChatStore } from "./store";
-import { STOPPED_NOTE } from "./state";
+import { isBusy, STOPPED_NOTE } from "./state";
 
 const encoder = new TextEncoder();
 
@@ -101,6 +101,52 @@ describe("ChatStore", () => {
     vi.stubGlobal("fetch", fakeFetch([frame(START), frame(END)]));
     store.retry("new:1", failed.localId);
     await vi.waitFor(() => expect(store.get("c9").turns.map((t) => [t.query, t.status])).toEqual([["hi", "done"]]));
+  });
+
+  it("frees the composer at message_end while the stream stays open for summaries, and a new message goes out meanwhile", async () => {
+    // Each request gets a stream this test writes to (and closes) itself.
+    const streams: ReadableStreamDefaultController<Uint8Array>[] = [];
+    const fetch = vi.fn(async () => {
+      const body = new ReadableStream<Uint8Array>({ start: (controller) => void streams.push(controller) });
+      return new Response(body, { status: 200, headers: { "Content-Type": "text/event-stream" } });
+    });
+    vi.stubGlobal("fetch", fetch);
+    const { store, ended } = newStore();
+    const write = (index: number, event: ChatEvent) => streams[index].enqueue(encoder.encode(frame(event)));
+
+    let firstClosed = false;
+    const first = store.send("new:1", "hi").then(() => (firstClosed = true));
+    await vi.waitFor(() => expect(streams).toHaveLength(1));
+    write(0, START);
+    write(0, { ...(END as Extract<ChatEvent, { type: "message_end" }>), summary: null });
+    await vi.waitFor(() => expect(store.get("c9").turns[0]?.status).toBe("done"));
+    expect(isBusy(store.get("c9"))).toBe(false);
+    expect(ended).toEqual(["c9"]); // credits refresh at once, not when the stream closes
+    expect(firstClosed).toBe(false);
+
+    // The next message is sent while the first stream is still open.
+    const second = store.send("c9", "next");
+    await vi.waitFor(() => expect(streams).toHaveLength(2));
+    expect(JSON.parse((fetch.mock.calls[1] as unknown as [string, RequestInit])[1].body as string)).toEqual({
+      message: "next",
+      conversation_id: "c9",
+    });
+    // The first answer's summary still arrives, into the first turn.
+    write(0, { type: "summary", item_id: "q1-r", summary_id: "q1-r-sum", summary: "gist", status: "done" });
+    await vi.waitFor(() => expect(store.get("c9").turns[0].summary).toBe("gist"));
+    streams[0].close();
+    await first;
+    expect(store.get("c9").turns.map((t) => t.status)).toEqual(["done", "pending"]);
+    expect(ended).toEqual(["c9"]); // closing after message_end is not a second end
+
+    write(1, { ...(START as Extract<ChatEvent, { type: "message_start" }>), query_id: "q2" });
+    write(1, { ...(END as Extract<ChatEvent, { type: "message_end" }>), query_id: "q2", message_id: "q2-r", summary_id: "q2-r-sum" });
+    streams[1].close();
+    await second;
+    expect(store.get("c9").turns.map((t) => [t.query, t.status, t.messageId])).toEqual([
+      ["hi", "done", "q1-r"],
+      ["next", "done", "q2-r"],
+    ]);
   });
 
   it("stops: aborts the request, marks the answer stopped, then syncs with the server", async () => {

@@ -83,7 +83,11 @@ export class ChatStore {
     }
   }
 
-  /** Send a message and stream its answer into the conversation at `key`. */
+  /**
+   * Send a message and stream its answer into the conversation at `key`. Resolves when the stream
+   * closes, which may be after the answer ended (`message_end`): summaries still being written
+   * follow it. The conversation is free for the next message as soon as `message_end` arrives.
+   */
   async send(key: string, message: string): Promise<void> {
     if (isBusy(this.get(key))) return;
     const localId = `turn-${Date.now().toString(36)}-${++this.seq}`;
@@ -100,8 +104,13 @@ export class ChatStore {
           this.adopt(key, event.conversation_id);
           this.hooks.conversationStarted(key, event.conversation_id);
         }
-        if (event.type === "message_end") end = event;
         this.dispatch(key, { type: "event", localId, event });
+        // The answer is complete: the composer is free again and the balance is known, although
+        // the stream stays open for summaries still being written.
+        if (event.type === "message_end" && end === null) {
+          end = event;
+          this.hooks.answerEnded(this.get(key).id, end);
+        }
       }
       this.dispatch(key, { type: "stream_ended", localId });
     } catch (error) {
@@ -120,7 +129,7 @@ export class ChatStore {
       }
     } finally {
       this.controllers.delete(localId);
-      this.hooks.answerEnded(this.get(key).id, end);
+      if (end === null) this.hooks.answerEnded(this.get(key).id, null);
     }
   }
 

@@ -31,3 +31,26 @@ describe("Citations", () => {
     expect(root.querySelector("script")).toBeNull();
   });
 });
+
+describe("Citations titles", () => {
+  it("render inline code as <code> and everything else as plain text", () => {
+    const root = mount([
+      { title: "Module `asyncio.tasks` > Task.cancel", url: "https://docs.python.org/3/library/asyncio-task.html", library: "/python" },
+      { title: "**Bold** <b>tag</b> `<i>x</i>`", url: "docs/local.md", library: "/local" },
+    ]);
+    const [first, second] = Array.from(root.querySelectorAll(".citation-title"));
+    expect(first.textContent).toBe("Module asyncio.tasks > Task.cancel");
+    expect(Array.from(first.querySelectorAll("code")).map((c) => c.textContent)).toEqual(["asyncio.tasks"]);
+    expect(first.innerHTML).not.toContain("`");
+    expect(second.textContent).toBe("**Bold** <b>tag</b> <i>x</i>");
+    expect(second.querySelector("b")).toBeNull();
+    expect(second.querySelector("i")).toBeNull();
+    expect(second.querySelector("code")?.textContent).toBe("<i>x</i>");
+  });
+
+  it("keep the icon beside a title that wraps (icon and text in separate grid cells)", () => {
+    const root = mount([{ title: "A very long title ".repeat(10), url: "https://example.org/a", library: "" }]);
+    const item = root.querySelector("li")!;
+    expect(Array.from(item.children).map((el) => el.getAttribute("class"))).toEqual(["icon ", "citation-body"]);
+  });
+});

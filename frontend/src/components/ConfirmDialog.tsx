@@ -1,4 +1,5 @@
-import { useEffect, useRef } from "preact/hooks";
+import { useId, useRef } from "preact/hooks";
+import { useModal } from "./Modal";
 
 interface Props {
   open: boolean;
@@ -8,30 +9,28 @@ interface Props {
   danger?: boolean;
   onConfirm: () => void;
   onCancel: () => void;
+  /** Where focus goes on close when the element that opened the dialog is gone. */
+  returnFocus?: () => HTMLElement | null;
 }
 
 /** A modal confirmation (native <dialog>: focus is trapped, Escape cancels). */
-export function ConfirmDialog({ open, title, message, confirmLabel, danger, onConfirm, onCancel }: Props) {
+export function ConfirmDialog({ open, title, message, confirmLabel, danger, onConfirm, onCancel, returnFocus }: Props) {
   const ref = useRef<HTMLDialogElement>(null);
-  useEffect(() => {
-    const dialog = ref.current;
-    if (!dialog) return;
-    if (open && !dialog.open) dialog.showModal();
-    if (!open && dialog.open) dialog.close();
-  }, [open]);
+  const id = useId();
+  useModal(ref, open, returnFocus);
   return (
     <dialog
       ref={ref}
       class="confirm"
-      aria-labelledby="confirm-title"
-      aria-describedby="confirm-message"
+      aria-labelledby={`${id}-title`}
+      aria-describedby={`${id}-message`}
       onCancel={(e) => {
         e.preventDefault();
         onCancel();
       }}
     >
-      <h2 id="confirm-title">{title}</h2>
-      <p id="confirm-message">{message}</p>
+      <h2 id={`${id}-title`}>{title}</h2>
+      <p id={`${id}-message`}>{message}</p>
       <div class="dialog-actions">
         <button type="button" class="btn" onClick={onCancel} autofocus>
           Cancel

@@ -1,6 +1,8 @@
+import type { RefObject } from "preact";
 import { useEffect, useRef, useState } from "preact/hooks";
-import type { Credits } from "../api/types";
+import type { Credits, User } from "../api/types";
 import { credits as creditsText } from "../lib/format";
+import { AccountMenu, type MenuItem } from "./AccountMenu";
 import { IconCoins, IconMenu } from "./icons";
 import { planName } from "./Sidebar";
 
@@ -9,10 +11,13 @@ interface Props {
   credits: Credits | null;
   onMenu: () => void;
   menuOpen: boolean;
+  user: User;
+  accountItems: MenuItem[];
+  accountButton: RefObject<HTMLButtonElement>;
 }
 
-/** The top bar: menu (small screens), the conversation's title, and the credits balance. */
-export function Header({ title, credits, onMenu, menuOpen }: Props) {
+/** The top bar: menu (small screens), the conversation's title, the credits balance, the account menu. */
+export function Header({ title, credits, onMenu, menuOpen, user, accountItems, accountButton }: Props) {
   return (
     <header class="topbar">
       <button
@@ -27,6 +32,7 @@ export function Header({ title, credits, onMenu, menuOpen }: Props) {
       </button>
       <h1 class="topbar-title">{title}</h1>
       <CreditsBadge credits={credits} />
+      <AccountMenu user={user} items={accountItems} buttonRef={accountButton} />
     </header>
   );
 }

@@ -1,6 +1,6 @@
 import { useState } from "preact/hooks";
 import { api, ApiError } from "../api/client";
-import type { ToolCard as Card } from "../chat/state";
+import { OVER_LIMIT, type ToolCard as Card } from "../chat/state";
 import { credits as creditsText, duration, inputPreview } from "../lib/format";
 import { dedupeCitations, parseCitations } from "../markdown/citations";
 import { Citations } from "./Citations";
@@ -23,6 +23,7 @@ const STATUS_LABEL: Record<string, string> = {
 };
 
 function statusLabel(card: Card): string {
+  if (card.resultStatus === OVER_LIMIT) return "Skipped: credit limit";
   if (card.status === "error" && card.resultStatus && card.resultStatus !== "error") {
     return `Error: ${card.resultStatus.replace(/_/g, " ")}`;
   }
@@ -62,7 +63,7 @@ export function ToolCard({ card, conversationId, expanded, highlighted, onToggle
   const citations = dedupeCitations([...card.citations, ...(full ? parseCitations(full) : [])]);
   return (
     <section
-      class={`tool-card status-${card.status} ${highlighted ? "flash" : ""} ${expanded ? "expanded" : ""}`}
+      class={`tool-card status-${card.status} ${card.resultStatus === OVER_LIMIT ? "skipped" : ""} ${highlighted ? "flash" : ""} ${expanded ? "expanded" : ""}`}
       id={`item-${card.itemId}`}
       aria-label={`Tool call ${card.name}, ${card.itemId}`}
       data-item-id={card.itemId}
@@ -78,8 +79,15 @@ export function ToolCard({ card, conversationId, expanded, highlighted, onToggle
           {card.status === "running" ? <span class="spinner" /> : card.status === "done" ? <IconCheck /> : card.status === "error" ? <IconAlert /> : <IconTool />}
         </span>
         <span class="tool-title">
-          <span class="tool-name">{card.name}</span>
-          {preview && <span class="tool-input">{preview}</span>}
+          <span class="tool-line">
+            <span class="tool-name">{card.name}</span>
+            {preview && <span class="tool-input">{preview}</span>}
+          </span>
+          {card.status === "running" && card.progress && (
+            <span class="tool-progress" data-testid="tool-progress">
+              {card.progress}
+            </span>
+          )}
         </span>
         <span class="tool-meta">
           <span class="item-id" title="Item ID">
@@ -105,7 +113,11 @@ export function ToolCard({ card, conversationId, expanded, highlighted, onToggle
               <Markdown source={card.summary} class="tool-summary" />
             ) : (
               <p class="muted small">
-                {card.status === "running" ? "Waiting for the result…" : "The summary is not ready yet; the full text is below."}
+                {card.status === "running"
+                  ? "Waiting for the result…"
+                  : card.summaryFailed
+                    ? "No summary could be written; later questions see this result in full (shortened)."
+                    : "The summary is not ready yet; the full text is below."}
               </p>
             )}
           </div>

@@ -1,11 +1,31 @@
 import { useState } from "preact/hooks";
-import { isActive, type Turn as TurnState, type TurnError } from "../chat/state";
+import { isActive, type Escalation, type PlanStep, type ToolCard as Card, type Turn as TurnState, type TurnError } from "../chat/state";
 import { copyText, credits as creditsText } from "../lib/format";
 import { dedupeCitations } from "../markdown/citations";
 import { Citations } from "./Citations";
 import { IconAlert, IconCheck, IconCopy, IconRetry, Logo } from "./icons";
 import { Markdown } from "./Markdown";
 import { ToolCard } from "./ToolCard";
+import { CreditLimitNote, EscalationNote, PlanBlock } from "./TurnNotes";
+
+type Note = { kind: "plan"; plan: PlanStep; index: number } | { kind: "escalation"; escalation: Escalation; index: number };
+type Step = { kind: "tool"; card: Card } | Note;
+
+/** Tool cards, plans and escalations in the order they happened (a note sits before the card
+ * that came after it). */
+function steps(turn: TurnState): Step[] {
+  const notes: (Note & { at: number })[] = [
+    ...turn.plans.map((plan, index) => ({ kind: "plan" as const, plan, index, at: plan.afterTools })),
+    ...turn.escalations.map((escalation, index) => ({ kind: "escalation" as const, escalation, index, at: escalation.afterTools })),
+  ];
+  const out: Step[] = [];
+  turn.tools.forEach((card, position) => {
+    out.push(...notes.filter((note) => note.at === position));
+    out.push({ kind: "tool", card });
+  });
+  out.push(...notes.filter((note) => note.at >= turn.tools.length));
+  return out;
+}
 
 interface Props {
   turn: TurnState;
@@ -36,18 +56,24 @@ export function Turn({ turn, conversationId, expanded, highlighted, onToggleTool
           <Logo size={26} />
         </div>
         <div class="assistant-body">
-          {turn.tools.length > 0 && (
+          {(turn.tools.length > 0 || turn.plans.length > 0 || turn.escalations.length > 0) && (
             <div class="tools" aria-label="Tool calls">
-              {turn.tools.map((card) => (
-                <ToolCard
-                  key={card.callId}
-                  card={card}
-                  conversationId={conversationId}
-                  expanded={expanded.has(card.itemId)}
-                  highlighted={highlighted === card.itemId}
-                  onToggle={onToggleTool}
-                />
-              ))}
+              {steps(turn).map((step) =>
+                step.kind === "tool" ? (
+                  <ToolCard
+                    key={step.card.callId}
+                    card={step.card}
+                    conversationId={conversationId}
+                    expanded={expanded.has(step.card.itemId)}
+                    highlighted={highlighted === step.card.itemId}
+                    onToggle={onToggleTool}
+                  />
+                ) : step.kind === "plan" ? (
+                  <PlanBlock key={`plan-${step.index}`} plan={step.plan} />
+                ) : (
+                  <EscalationNote key={`escalation-${step.index}`} escalation={step.escalation} />
+                ),
+              )}
             </div>
           )}
           {active && turn.text === "" && (
@@ -68,6 +94,7 @@ export function Turn({ turn, conversationId, expanded, highlighted, onToggleTool
               <Markdown source={turn.text} class="answer-text" streaming={turn.status === "streaming"} />
             </div>
           )}
+          {turn.creditLimitReached && !active && <CreditLimitNote limit={turn.creditLimit} />}
           {citations.length > 0 && !active && <Citations citations={citations} />}
           {turn.error && <ErrorNotice error={turn.error} onRetry={() => onRetry(turn.localId)} onDismiss={() => onDismiss(turn.localId)} />}
           {!active && turn.messageId && <AnswerFooter turn={turn} />}

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { dedupeCitations, parseCitations, safeLinkUrl, sourceLabel } from "./citations";
+import { dedupeCitations, parseCitations, safeLinkUrl, sourceLabel, titleParts } from "./citations";
 
 const RESULT = `### asyncio — Coroutines and Tasks
 Library: /python/cpython · Source: https://docs.python.org/3/library/asyncio-task.html
@@ -68,5 +68,34 @@ describe("helpers", () => {
   it("labels sources by host and path tail", () => {
     expect(sourceLabel("https://docs.python.org/3/library/asyncio-task.html")).toBe("docs.python.org/…/library/asyncio-task.html");
     expect(sourceLabel("https://example.com/")).toBe("example.com");
+  });
+});
+
+describe("titleParts", () => {
+  const code = (text: string) => ({ code: true, text });
+  const plain = (text: string) => ({ code: false, text });
+
+  it("turns backtick spans into code and keeps the rest as plain text", () => {
+    expect(titleParts("Module `asyncio.tasks` > Task.cancel")).toEqual([plain("Module "), code("asyncio.tasks"), plain(" > Task.cancel")]);
+    expect(titleParts("`a` and `b`")).toEqual([code("a"), plain(" and "), code("b")]);
+    expect(titleParts("No code here")).toEqual([plain("No code here")]);
+    expect(titleParts("")).toEqual([]);
+  });
+
+  it("follows CommonMark: longer fences may hold backticks, one padding space is stripped", () => {
+    expect(titleParts("Use ``a`b`` here")).toEqual([plain("Use "), code("a`b"), plain(" here")]);
+    expect(titleParts("`` `x` ``")).toEqual([code("`x`")]);
+    expect(titleParts("` `")).toEqual([code(" ")]);
+  });
+
+  it("keeps unmatched backticks as text", () => {
+    expect(titleParts("it`s a `tick")).toEqual([plain("it"), code("s a "), plain("tick")]);
+    expect(titleParts("one ` only")).toEqual([plain("one ` only")]);
+    expect(titleParts("``not closed` x")).toEqual([plain("``not closed` x")]);
+  });
+
+  it("interprets no other Markdown or HTML", () => {
+    expect(titleParts("**bold** <b>x</b> [l](javascript:alert(1))")).toEqual([plain("**bold** <b>x</b> [l](javascript:alert(1))")]);
+    expect(titleParts("`<script>`")).toEqual([code("<script>")]);
   });
 });

@@ -61,3 +61,57 @@ export function sourceLabel(url: string): string {
     return url;
   }
 }
+
+/** A piece of a citation title: plain text, or the content of a `code span`. */
+export interface TitlePart {
+  code: boolean;
+  text: string;
+}
+
+/**
+ * A passage title split into plain text and inline code, by CommonMark's code-span rule (a run of
+ * N backticks up to the next run of exactly N; an unmatched run is literal text). Nothing else in
+ * the title is interpreted: `**`, `<b>` or `[x](y)` stay as the characters they are.
+ */
+export function titleParts(title: string): TitlePart[] {
+  const parts: TitlePart[] = [];
+  const push = (code: boolean, text: string) => {
+    if (text === "") return;
+    const last = parts[parts.length - 1];
+    if (last && !last.code && !code) last.text += text;
+    else parts.push({ code, text });
+  };
+  let i = 0;
+  while (i < title.length) {
+    const open = title.indexOf("`", i);
+    if (open < 0) break;
+    push(false, title.slice(i, open));
+    let run = open;
+    while (title[run] === "`") run++;
+    const width = run - open;
+    const close = closingRun(title, run, width);
+    if (close < 0) {
+      push(false, title.slice(open, run));
+      i = run;
+      continue;
+    }
+    let code = title.slice(run, close).replace(/\r\n|\r|\n/g, " ");
+    if (code.length >= 2 && code.startsWith(" ") && code.endsWith(" ") && code.trim() !== "") code = code.slice(1, -1);
+    parts.push({ code: true, text: code });
+    i = close + width;
+  }
+  push(false, title.slice(i));
+  return parts;
+}
+
+/** Where the next run of exactly `width` backticks starts at or after `from`, or -1. */
+function closingRun(text: string, from: number, width: number): number {
+  let i = text.indexOf("`", from);
+  while (i >= 0) {
+    let end = i;
+    while (text[end] === "`") end++;
+    if (end - i === width) return i;
+    i = text.indexOf("`", end);
+  }
+  return -1;
+}
