@@ -1,12 +1,16 @@
-"""Local embedding speed: our numpy MiniLM side by side with sentence-transformers (PyTorch) on this machine.
+"""Local embedding speed: our MiniLM on ONNX Runtime (new) and in numpy (old) side by side, optionally with
+sentence-transformers (PyTorch), on this machine, plus each one's agreement with the reference vectors.
 
-    .venv/bin/python bench/embeddings.py --st-python /tmp/st-venv/bin/python
+    .venv/bin/python bench/embeddings.py [--st-python /tmp/st-venv/bin/python] [--tokens 256]
 
-Workload: SciFact abstracts packed and cut into chunks of exactly 256 MiniLM tokens (the model's maximum),
-embedded in one call; then one short query embedded at a time (latency). With ``--st-python`` (a Python
-that has sentence-transformers and torch, see bench/make_minilm_reference.py) the same chunks and query go
-through sentence-transformers in a subprocess, run after ours, and both figures are printed with their ratio
-and the largest |cosine − 1| between the two implementations' vectors. Prints figures; asserts nothing.
+Workload: SciFact abstracts packed and cut into chunks of exactly ``--tokens`` MiniLM tokens (256 is the
+model's maximum), embedded in one call; then one short query embedded at a time (latency). Rounds alternate
+between the runtimes so that both meet the same background load; each figure is the best round. With
+``--st-python`` (a Python that has sentence-transformers and torch, see bench/make_minilm_reference.py) the
+same chunks and query also go through sentence-transformers in a subprocess, and the largest |cosine − 1|
+between its vectors and ours is printed. Accuracy: the lowest cosine of each runtime's vectors against
+tests/fixtures/minilm_reference.json (sentence-transformers' own output), and between the two runtimes.
+Prints figures; asserts nothing.
 """
 
 from __future__ import annotations
@@ -24,9 +28,12 @@ from typing import Any
 
 import numpy as np
 
-from almanac.rag.embeddings.minilm import MiniLMEmbedder, default_model_dir
+from almanac.rag.embeddings import onnx_bert
+from almanac.rag.embeddings.minilm import MiniLMEmbedder, Runtime, default_model_dir
 
-CORPUS = Path("/work/shared/data/ir/scifact/corpus.jsonl")
+ROOT = Path(__file__).resolve().parents[1]
+CORPUS = ROOT.parent / "shared" / "data" / "ir" / "scifact" / "corpus.jsonl"
+REFERENCE = ROOT / "tests" / "fixtures" / "minilm_reference.json"
 QUERY = "how do I configure retries in httpx?"
 
 _ST_SCRIPT = r"""
@@ -83,14 +90,27 @@ def make_chunks(count: int, tokens: int, model_dir: Path, corpus: Path = CORPUS)
 
 
 class Ours:
-    """Our numpy MiniLM, in this process."""
+    """Our MiniLM on one runtime, in this process."""
 
-    def __init__(self, model_dir: Path, chunks: Sequence[str], batch_size: int) -> None:
+    def __init__(self, model_dir: Path, chunks: Sequence[str], batch_size: int, runtime: Runtime) -> None:
         self.chunks, self.batch_size = list(chunks), batch_size
-        self.embedder = MiniLMEmbedder(model_dir=model_dir, batch_size=batch_size)
+        self.embedder = MiniLMEmbedder(model_dir=model_dir, batch_size=batch_size, runtime=runtime)
         self.embedder.warm_up()
         self.embedder.encode(self.chunks[:8])
-        self.label = f"ours (numpy {np.__version__})"
+        if runtime == "numpy":
+            self.label = f"old: numpy {np.__version__}"
+        else:
+            import onnxruntime
+
+            self.label = f"new: ONNX Runtime {onnxruntime.__version__}"
+
+    def reference_cosine(self) -> float:
+        """The lowest cosine between our vectors and sentence-transformers' for the reference texts."""
+        items = json.loads(REFERENCE.read_text(encoding="utf-8"))["items"]
+        ours = self.embedder.encode([item["text"] for item in items])
+        reference = np.asarray([item["embedding"] for item in items], dtype=np.float64)
+        reference /= np.linalg.norm(reference, axis=1, keepdims=True)
+        return float(np.min(np.sum(ours * reference, axis=1)))
 
     def chunks_seconds(self) -> float:
         start = time.perf_counter()
@@ -154,7 +174,7 @@ def main() -> None:
     parser.add_argument("--st-python", help="a python with sentence-transformers; omit to skip the comparison")
     parser.add_argument("--chunks", type=int, default=256)
     parser.add_argument("--tokens", type=int, default=256)
-    parser.add_argument("--batch-size", type=int, default=32)
+    parser.add_argument("--batch-size", type=int, default=64)
     parser.add_argument("--rounds", type=int, default=3, help="alternating timed rounds; each figure is the best")
     parser.add_argument("--query-runs", type=int, default=50, help="single-query encodes per round")
     args = parser.parse_args()
@@ -165,34 +185,45 @@ def main() -> None:
         f"workload: {len(chunks)} chunks x {args.tokens} tokens (SciFact), batch {args.batch_size}, "
         f"{os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f}"
     )
+    runtimes: list[Runtime] = ["numpy", "onnxruntime"] if onnx_bert.available() else ["numpy"]
+    ours = [Ours(model_dir, chunks, args.batch_size, runtime) for runtime in runtimes]
     with tempfile.TemporaryDirectory() as scratch:
-        runners: list[Ours | SentenceTransformers] = [Ours(model_dir, chunks, args.batch_size)]
+        runners: list[Ours | SentenceTransformers] = list(ours)
         if args.st_python:
             runners.append(SentenceTransformers(args.st_python, model_dir, chunks, args.batch_size, Path(scratch)))
         seconds: dict[str, list[float]] = {runner.label: [] for runner in runners}
         latencies: dict[str, list[float]] = {runner.label: [] for runner in runners}
-        for round_ in range(args.rounds):  # alternate, so that both meet the same background load
+        for round_ in range(args.rounds):  # alternate, so that all meet the same background load
             for runner in runners if round_ % 2 == 0 else runners[::-1]:
                 seconds[runner.label].append(runner.chunks_seconds())
                 latencies[runner.label].extend(runner.query_latencies(args.query_runs))
         rates = {label: len(chunks) / min(values) for label, values in seconds.items()}
         p50s = {label: statistics.median(values) for label, values in latencies.items()}
+        print("\n| runtime | chunks/s | tokens/s | one query p50 (ms) |\n|---|---|---|---|")
         for label in rates:
-            print(f"{label:55s} {rates[label]:7.2f} chunks/s   single query p50 {p50s[label] * 1e3:6.2f} ms")
-        if len(runners) == 1:
+            print(f"| {label} | {rates[label]:.1f} | {rates[label] * args.tokens:,.0f} | {p50s[label] * 1e3:.2f} |")
+        if len(ours) == 2:
+            old, new = ours
+            print(
+                f"\nnew/old: throughput {rates[new.label] / rates[old.label]:.2f}x, "
+                f"query latency {p50s[old.label] / p50s[new.label]:.2f}x shorter"
+            )
+            between = np.sum(old.vectors.astype(np.float64) * new.vectors, axis=1)
+            print(f"lowest cosine between the two runtimes over the chunks: {between.min():.7f}")
+        for runner in ours:
+            print(
+                f"lowest cosine to the sentence-transformers reference, {runner.label}: {runner.reference_cosine():.7f}"
+            )
+        theirs = next((r for r in runners if isinstance(r, SentenceTransformers)), None)
+        if theirs is None:
             print("sentence-transformers: comparison skipped (pass --st-python PATH to run it)")
-            return
-        ours, theirs = runners[0], runners[1]
-        assert isinstance(theirs, SentenceTransformers) and isinstance(ours, Ours)
-        st_vectors = np.load(theirs.vectors_path)
-        theirs.close()
-    print(
-        f"ratio ours/theirs: throughput {rates[ours.label] / rates[theirs.label]:.2f}x, "
-        f"query latency {p50s[theirs.label] / p50s[ours.label]:.2f}x shorter"
-    )
-    cosines = np.sum(ours.vectors.astype(np.float64) * st_vectors, axis=1)
-    print(f"max |cosine - 1| vs sentence-transformers over the chunks: {np.max(np.abs(cosines - 1.0)):.2e}")
-    print(f"load average at the end {os.getloadavg()[0]:.1f} (other processes skew both figures)")
+        else:
+            st_vectors = np.load(theirs.vectors_path)
+            theirs.close()
+            for runner in ours:
+                cosines = np.sum(runner.vectors.astype(np.float64) * st_vectors, axis=1)
+                print(f"max |cosine - 1| vs sentence-transformers, {runner.label}: {np.max(np.abs(cosines - 1.0)):.2e}")
+    print(f"load average at the end {os.getloadavg()[0]:.1f} (other processes skew every figure)")
 
 
 if __name__ == "__main__":

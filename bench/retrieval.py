@@ -42,7 +42,7 @@ from almanac.rag.bm25 import BM25Index, TokenizerConfig  # noqa: E402
 from almanac.rag.hybrid import HybridConfig, fuse  # noqa: E402
 from almanac.rag.retriever import Hit, top_k  # noqa: E402
 
-DEFAULT_DATA = Path("/work/shared/data/ir")
+DEFAULT_DATA = ROOT.parent / "shared" / "data" / "ir"  # ../shared next to the repository
 CACHE = ROOT / "bench" / ".cache" / "embeddings"
 SPLITS = {"scifact": "test", "cacm": "test", "cosqa": "dev"}
 DEPTH = HybridConfig().candidates  # each retriever's list length before fusion (1,000, as the reference)

@@ -31,7 +31,7 @@ from almanac.rag.hybrid import HybridConfig, HybridIndex, HybridSearcher, fuse  
 from almanac.rag.retriever import top_k  # noqa: E402
 from almanac.rag.vectors import VectorIndex  # noqa: E402
 
-DATA = Path("/work/shared/data/ir")
+DATA = ROOT.parent / "shared" / "data" / "ir"  # ../shared next to the repository
 DIM = 384
 
 

@@ -51,7 +51,7 @@ async def chat(services: Services, settings: Any, message: str) -> dict[str, Any
 
 
 async def test_the_offline_model_looks_up_local_docs_and_pays_15(database_url: str, build: Any, tmp_path: Path) -> None:
-    services, settings = build(database_url)
+    services, settings = build(database_url, doc_source="local")  # never Context7, wherever the test runs
     await index_docs(services, tmp_path)
     body = await chat(services, settings, "How do I configure the healthcheck in ops?")
     assert body["tools_used"] == ["retrieve_documentation"]
@@ -104,7 +104,7 @@ async def test_when_context7_is_down_local_docs_answer_and_say_so(
     ("fault", "expected", "cost"),
     [
         ((401, {"error": "invalid_api_key"}, {}), "rejected the API key", 5),  # nothing looked up: not charged
-        ((202, {"error": "library_not_finalized"}, {}), "not finalized", 15),
+        ((202, {"error": "library_not_finalized"}, {}), "not finalized", 5),  # nothing found: not charged
     ],
 )
 async def test_context7_errors_are_tool_errors_the_turn_survives(
@@ -142,9 +142,37 @@ async def test_documentation_is_charged_once_per_query(sqlite_url: str, build: A
             reply("done"),
         ]
     )
-    services, settings = build(sqlite_url, model=model)
+    services, settings = build(sqlite_url, model=model, doc_source="local")
     await index_docs(services, tmp_path)
     body = await chat(services, settings, "docs please")
     charged = {r["item_id"]: r["credits"] for r in body["tool_results"]}
     assert charged == {"q1-t1": 10, "q1-t2": 0, "q1-t3": 0}
     assert body["credits_used"] == 15
+
+
+async def test_auto_uses_context7_while_it_answers_and_the_local_index_when_it_does_not(
+    sqlite_url: str, build: Any, context7: tuple[FakeContext7, str], tmp_path: Path
+) -> None:
+    fake, url = context7
+    services, settings = build(sqlite_url, doc_source="auto", context7_api_url=url)  # no key needed
+    await index_docs(services, tmp_path)  # starting the service checks Context7
+    try:
+        source = services.documentation.source
+        assert "auto: Context7 (Context7 answering" in services.documentation.describe()[0]
+        online = await chat(services, settings, "How do I declare dependencies in FastAPI?")
+        assert "from context7" in online["items"]["q1-t1"]["content"]
+
+        fake.fail((503, {"error": "search_failed"}, {}))
+        await source.check()  # a periodic check finds it down
+        assert services.documentation.off()[0].startswith("Context7 (Context7 failed (HTTP 503")
+        before = len(fake.requests)
+        offline = await chat(services, settings, "How do I scale out with ops?")
+        content = offline["items"]["q1-t1"]["content"]
+        assert "from local" in content and "PostgreSQL" in content and "unavailable" not in content
+        assert len(fake.requests) == before  # the question never tried Context7
+
+        await source.check()  # back
+        again = await chat(services, settings, "How do I declare dependencies in FastAPI?")
+        assert "from context7" in again["items"]["q1-t1"]["content"]
+    finally:
+        await services.documentation.stop()

@@ -1,5 +1,6 @@
-"""Assembling documentation retrieval from plain configuration, and the local index's lifecycle
-(loaded at startup; built in the background when it never was and auto-indexing is on)."""
+"""Assembling documentation retrieval from plain configuration, and the local index's lifecycle: loaded
+at startup; when it never was built (and auto-indexing is on), built in the background — BM25 first, then
+embeddings library by library, most-asked first — with each stage served as soon as it is usable."""
 
 from __future__ import annotations
 
@@ -11,11 +12,15 @@ from typing import Literal
 from almanac.llm.base import Model
 from almanac.rag.embeddings.base import Embedder, EmbeddingError
 from almanac.rag.embeddings.cache import CachedEmbedder
-from almanac.rag.local_index import IndexInputs, LocalIndex, build_local_index, load_local_index
+from almanac.rag.hybrid import HybridConfig
+from almanac.rag.index_state import LocalIndexState, describe_index
+from almanac.rag.local_index import IndexInputs, build_local_index
+from almanac.rag.local_search import load_local_index
 from almanac.rag.pipeline import DocumentationPipeline
 from almanac.rag.query import ModelQueryParser, QueryParser, RuleQueryParser
 from almanac.rag.rerank import FusedOrder, ModelReranker, Reranker, VoyageReranker
 from almanac.rag.select import LibrarySelector, ModelSelector, RuleSelector
+from almanac.rag.sources.auto import AutoSource
 from almanac.rag.sources.base import DocSource
 from almanac.rag.sources.context7 import Context7Source
 from almanac.rag.sources.local import LocalSource
@@ -28,7 +33,8 @@ log = logging.getLogger(__name__)
 class DocConfig:
     """Plain values the composition root reads from Settings."""
 
-    source: Literal["context7", "local"] = "local"
+    source: Literal["auto", "context7", "local"] = "local"
+    recheck_s: float = 300.0  # auto: how often Context7 is checked
     context7_api_key: str | None = None
     context7_api_url: str = "https://context7.com/api"
     context7_timeout_s: float = 30.0
@@ -42,23 +48,15 @@ class DocConfig:
     top_k: int = 6
     candidates: int = 30
     min_score: float | None = None
+    fusion: Literal["gated", "zscore", "rrf"] = "gated"
+    rrf_k: float = 60.0
     inputs: IndexInputs = field(default_factory=IndexInputs)
     auto_index: bool = True
+    index_wait_s: float = 60.0  # how long a question waits for a first index still being built
 
-
-class LocalIndexState:
-    """The local index as the running service knows it: loaded, being built, or missing."""
-
-    def __init__(self) -> None:
-        self.index: LocalIndex | None = None
-        self.status = "not built or not loaded yet; run `almanac docs index`"
-        self.task: asyncio.Task[None] | None = None
-
-    def get(self) -> LocalIndex | None:
-        return self.index
-
-    def missing(self) -> str:
-        return self.status
+    def hybrid(self) -> HybridConfig:
+        """The fusion settings for every hybrid search."""
+        return HybridConfig(method=self.fusion, rrf_k=self.rrf_k)
 
 
 def build_embedder(config: DocConfig, database: Database) -> Embedder | None:
@@ -115,74 +113,103 @@ class Documentation:
 
     def describe(self) -> tuple[str, str]:
         """(doc source, embeddings) for the startup table."""
-        source = self.source.name if self.source is not self.local else "local"
-        if self.source is not self.local:
-            source += " (falls back to local)"
+        if isinstance(self.source, AutoSource):
+            source = self.source.describe()
+        elif self.source is self.local:
+            source = "local"
+        else:
+            source = f"{self.source.name} (falls back to local)"
         embeddings = self.embedder.model_id if self.embedder else "none (BM25 only)"
+        runtime = getattr(getattr(self.embedder, "inner", None), "runtime_name", None)
+        if runtime:
+            embeddings += f" on {runtime}"
         return f"{source}; local index: {self.state.status}", embeddings
 
+    def off(self) -> list[str]:
+        """Documentation features that are off, each with the reason (for the startup table)."""
+        if self.config.source == "local":
+            return ["Context7 (DOC_SOURCE=local)"]
+        if isinstance(self.source, AutoSource) and not self.source.up:
+            return [
+                f"Context7 ({self.source.detail}; the local index answers, rechecked every {self.config.recheck_s:g} s)"
+            ]
+        return []
+
     async def start(self, database: Database) -> None:
-        """Load the local index. With auto-indexing on, build what is missing in the background:
-        first a BM25-only index (usable within a minute), then the embeddings (minutes), after which
-        the hybrid index replaces it. A restart resumes the embeddings (they are cached)."""
-        self.state.index = await load_local_index(database)
-        index = self.state.index
+        """Load the local index; with auto-indexing on, build what is missing in the background (see the
+        module docstring; a restart resumes, as embeddings are cached). With DOC_SOURCE=auto, check
+        whether Context7 answers (briefly waiting for the first answer) and keep checking."""
+        index = await load_local_index(database)
         if index is not None:
-            self.state.status = self._ready_status(index)
+            self.state.publish(index)
+        if isinstance(self.source, AutoSource):
+            await self.source.start(wait_s=min(3.0, self.config.context7_timeout_s))
         needs_vectors = self.embedder is not None and (index is None or index.model_id != self.embedder.model_id)
         if not self.config.auto_index:
             if index is None:
-                self.state.status = "not built (run `almanac docs index`)"
+                self.state.set_status("not built (run `almanac docs index`)")
             return
         if index is None or needs_vectors:
-            self.state.task = asyncio.create_task(self._build(database, lexical_first=index is None))
+            self.state.set_status("being built: starting")
+            self.state.task = asyncio.create_task(self._build(database, store_lexical=index is None))
 
-    def _ready_status(self, index: LocalIndex) -> str:
-        kind = "hybrid" if index.vectors is not None else "BM25 only"
-        return f"{len(index.chunks):,} chunks, {len(index.libraries):,} libraries ({kind})"
-
-    async def _build(self, database: Database, *, lexical_first: bool) -> None:
+    async def _build(self, database: Database, *, store_lexical: bool) -> None:
         def progress(stage: str, done: int, total: int) -> None:
-            prefix = f"{self._ready_status(self.state.index)}; " if self.state.index else ""
-            self.state.status = f"{prefix}being built: {stage}" + (f" {done:,}/{total:,}" if total else "")
+            prefix = f"{describe_index(self.state.index)}; " if self.state.index else ""
+            self.state.set_status(f"{prefix}being built: {stage}" + (f" {done:,}/{total:,}" if total else ""))
 
         try:
-            if lexical_first:
-                await build_local_index(database, self.config.inputs, None, progress=progress)
-                self.state.index = await load_local_index(database)
-            if self.embedder is not None:
-                await build_local_index(database, self.config.inputs, self.embedder, progress=progress)
-                self.state.index = await load_local_index(database)
+            await build_local_index(
+                database,
+                self.config.inputs,
+                self.embedder,
+                progress=progress,
+                publish=self.state.publish,
+                store_lexical=store_lexical,
+                priority=self.state.priority,
+            )
             if self.state.index is not None:
-                self.state.status = self._ready_status(self.state.index)
+                self.state.set_status(describe_index(self.state.index))
                 log.info("local documentation index ready: %s", self.state.status)
         except Exception:  # boundary: a failed background build must leave the service running
             log.exception("building the local documentation index failed")
-            self.state.status = "build failed (see the log; run `almanac docs index`)"
+            self.state.set_status("build failed (see the log; run `almanac docs index`)")
 
     async def stop(self) -> None:
         if self.state.task is not None and not self.state.task.done():
             self.state.task.cancel()
-        aclose = getattr(self.source, "aclose", None)
-        if aclose is not None:
-            await aclose()
+        stop = getattr(self.source, "stop", None) or getattr(self.source, "aclose", None)
+        if stop is not None:
+            await stop()
 
 
 def build_documentation(config: DocConfig, database: Database, chat_model: Model) -> Documentation:
     """Wire the sources, parser, selector and reranker the configuration asks for."""
     embedder = build_embedder(config, database)
     state = LocalIndexState()
-    local = LocalSource(index=state.get, embedder=embedder, missing=state.missing)
+    local = LocalSource(
+        index=state.get,
+        embedder=embedder,
+        config=config.hybrid(),
+        missing=state.missing,
+        wait=state.wait_loaded,
+        wait_s=config.index_wait_s,
+        asked=state.priority.ask,
+    )
     source: DocSource = local
-    if config.source == "context7":
-        source = Context7Source(
+    if config.source in ("context7", "auto"):
+        context7 = Context7Source(
             database=database,
             embedder=embedder,
             api_key=config.context7_api_key,
             base_url=config.context7_api_url,
             timeout_s=config.context7_timeout_s,
             cache_ttl_s=config.cache_ttl_s,
+            hybrid=config.hybrid(),
         )
+        source = context7
+        if config.source == "auto":
+            source = AutoSource(context7, local, recheck_s=config.recheck_s)
     real_model = _is_language_model(chat_model)
     parser: QueryParser = RuleQueryParser(local.names)
     selector: LibrarySelector = RuleSelector()

@@ -1,7 +1,8 @@
 """Collect the local documentation: Markdown / reStructuredText / text files under configured
 folders, the documentation of installed Python distributions (the README in their metadata, and
 the docstrings and signatures of their public modules, read with `ast` — never imported), and,
-optionally, the standard library's modules the same way."""
+optionally, the standard library's modules the same way. A public module's page also documents the
+classes and functions it re-exports from private modules, under their public names (`reexports.py`)."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ from pathlib import Path
 from typing import cast
 
 from almanac.rag.chunking import Format
+from almanac.rag.reexports import Definition, SourceOf, reexports
 
 log = logging.getLogger(__name__)
 DOC_SUFFIXES = {".md": "markdown", ".markdown": "markdown", ".rst": "rst", ".txt": "text"}
@@ -116,6 +118,12 @@ def distribution_documents(names: Iterable[str] | None = None) -> Iterator[tuple
             fmt: Format = "rst" if "rst" in (meta.get("Description-Content-Type") or "") else "markdown"
             documents.append(Document(library.id, f"{name} README", readme, fmt, url))
         modules = 0
+        files = {
+            dotted: Path(str(dist.locate_file(file)))
+            for file in dist.files or ()
+            if (dotted := _module_name(file.parts, private=True))
+        }
+        source_of = _source_reader(files)
         # Shallow modules first: a package's public surface matters more than its internals.
         for file in sorted(dist.files or (), key=lambda f: (len(f.parts), str(f))):
             if modules >= MAX_MODULES:
@@ -123,8 +131,13 @@ def distribution_documents(names: Iterable[str] | None = None) -> Iterator[tuple
             module = _module_name(file.parts)
             if module is None:
                 continue
-            text = _read(Path(str(dist.locate_file(file))))
-            doc = module_markdown(text, module) if text else ""
+            found = source_of(module)
+            text = found[0] if found else ""
+            doc = (
+                module_markdown(text, module, is_package=file.name == "__init__.py", source_of=source_of)
+                if text
+                else ""
+            )
             if doc:
                 modules += 1
                 documents.append(Document(library.id, module, doc, "markdown", url))
@@ -150,15 +163,33 @@ def _project_url(dist: metadata.Distribution) -> str:
     return home if home.startswith("http") else f"https://pypi.org/project/{name}/"
 
 
-def _module_name(parts: tuple[str, ...]) -> str | None:
+def _module_name(parts: tuple[str, ...], *, private: bool = False) -> str | None:
+    """The dotted module name of a file path inside site-packages; None for non-modules, tests and
+    vendored code, and (unless `private`) for private modules."""
     if not parts or not parts[-1].endswith(".py") or ".." in parts or parts[0].endswith((".dist-info", ".data")):
         return None
     names = [*parts[:-1], parts[-1][:-3]]
     if names[-1] == "__init__":
         names = names[:-1]
-    if not names or any(n.startswith("_") or n in SKIP_PARTS or not n.isidentifier() for n in names):
+    if not names or any(n in SKIP_PARTS or not n.isidentifier() for n in names):
+        return None
+    if not private and any(n.startswith("_") for n in names):
         return None
     return ".".join(names)
+
+
+def _source_reader(files: dict[str, Path]) -> SourceOf:
+    """A reader of the modules in `files` (dotted name → path): (source, is a package), each read once."""
+    cache: dict[str, tuple[str, bool] | None] = {}
+
+    def source_of(module: str) -> tuple[str, bool] | None:
+        if module not in cache:
+            path = files.get(module)
+            text = _read(path) if path is not None else ""
+            cache[module] = (text, path.name == "__init__.py") if path is not None and text else None
+        return cache[module]
+
+    return source_of
 
 
 # --- the standard library ------------------------------------------------------------------------
@@ -178,13 +209,18 @@ def stdlib_documents() -> Iterator[tuple[Library, list[Document]]]:
             continue
         url = f"https://docs.python.org/{version}/library/{name}.html"
         origin = Path(spec.origin)
-        files = [origin] if origin.name != "__init__.py" else sorted(origin.parent.rglob("*.py"))[:MAX_MODULES]
+        root = origin.parent.parent if origin.name == "__init__.py" else origin.parent
+        files = [origin] if origin.name != "__init__.py" else sorted(origin.parent.rglob("*.py"))
+        source_of = _source_reader(
+            {dotted: path for path in files if (dotted := _module_name(path.relative_to(root).parts, private=True))}
+        )
         documents = []
-        for path in files:
-            relative = path.relative_to(origin.parent.parent if origin.name == "__init__.py" else origin.parent)
-            module = _module_name(relative.parts)
-            text = _read(path) if module else ""
-            doc = module_markdown(text, module) if text and module else ""
+        for path in files[:MAX_MODULES]:
+            module = _module_name(path.relative_to(root).parts)
+            found = source_of(module) if module else None
+            doc = (
+                module_markdown(found[0], module, is_package=found[1], source_of=source_of) if found and module else ""
+            )
             if doc:
                 documents.append(Document(f"/python/{name}", module or name, doc, "markdown", url))
         if documents:
@@ -195,9 +231,10 @@ def stdlib_documents() -> Iterator[tuple[Library, list[Document]]]:
 # --- docstrings and signatures -------------------------------------------------------------------
 
 
-def module_markdown(source: str, module: str) -> str:
+def module_markdown(source: str, module: str, *, is_package: bool = False, source_of: SourceOf | None = None) -> str:
     """The public API of a module as Markdown: its docstring, then each public class (with its
-    public methods) and function: signature and docstring. Empty if there is nothing to say."""
+    public methods) and function: signature and docstring; with `source_of`, also the classes and
+    functions it re-exports from private modules, under the public name. Empty if there is nothing to say."""
     try:
         tree = ast.parse(source)
     except (SyntaxError, ValueError):
@@ -205,39 +242,64 @@ def module_markdown(source: str, module: str) -> str:
     parts = [f"# Module `{module}`"]
     docstring = ast.get_docstring(tree)
     if docstring:
-        parts.append(docstring.strip())
+        parts.append(_fenced(docstring))
     found = bool(docstring)
     for node in tree.body:
-        if isinstance(node, ast.ClassDef) and not node.name.startswith("_"):
+        if isinstance(node, ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef) and not node.name.startswith("_"):
             found = True
-            parts.append(_class_markdown(node, module))
-        elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and not node.name.startswith("_"):
-            found = True
-            parts.append(_function_markdown(node, module, level=2))
+            parts.append(_definition_markdown(node, module))
+    exported = reexports(tree, module, is_package=is_package, source_of=source_of) if source_of else []
+    for item in exported:
+        found = True
+        parts.append(_definition_markdown(item.node, module, name=item.public, origin=item.defined_in))
     return "\n\n".join(parts) if found else ""
 
 
-def _class_markdown(node: ast.ClassDef, module: str) -> str:
+def _definition_markdown(node: Definition, module: str, *, name: str | None = None, origin: str | None = None) -> str:
+    """A class or function of `module` (named `name` there, defined in `origin` when that differs)."""
+    if isinstance(node, ast.ClassDef):
+        return _class_markdown(node, module, name=name, origin=origin)
+    text = _function_markdown(node, module, level=2, name=name)
+    if origin:
+        heading, _, rest = text.partition("\n\n")
+        text = f"{heading}\n\nDefined in `{origin}`." + (f"\n\n{rest}" if rest else "")
+    return text
+
+
+def _class_markdown(node: ast.ClassDef, module: str, *, name: str | None = None, origin: str | None = None) -> str:
     bases = ", ".join(ast.unparse(base) for base in node.bases)
-    parts = [f"## class `{module}.{node.name}{f'({bases})' if bases else ''}`"]
+    name = name or node.name
+    parts = [f"## class `{module}.{name}{f'({bases})' if bases else ''}`"]
+    if origin:
+        parts.append(f"Defined in `{origin}`.")
     docstring = ast.get_docstring(node)
     if docstring:
-        parts.append(docstring.strip())
+        parts.append(_fenced(docstring))
     for item in node.body:
         if isinstance(item, ast.FunctionDef | ast.AsyncFunctionDef) and (
             not item.name.startswith("_") or item.name == "__init__"
         ):
-            parts.append(_function_markdown(item, f"{module}.{node.name}", level=3))
+            parts.append(_function_markdown(item, f"{module}.{name}", level=3))
     return "\n\n".join(parts)
 
 
-def _function_markdown(node: ast.FunctionDef | ast.AsyncFunctionDef, owner: str, *, level: int) -> str:
+def _function_markdown(
+    node: ast.FunctionDef | ast.AsyncFunctionDef, owner: str, *, level: int, name: str | None = None
+) -> str:
     prefix = "async " if isinstance(node, ast.AsyncFunctionDef) else ""
     returns = f" -> {ast.unparse(node.returns)}" if node.returns else ""
-    signature = f"{prefix}{owner}.{node.name}({ast.unparse(node.args)}){returns}"
+    signature = f"{prefix}{owner}.{name or node.name}({ast.unparse(node.args)}){returns}"
     docstring = ast.get_docstring(node)
     heading = f"{'#' * level} `{signature}`"
-    return f"{heading}\n\n{docstring.strip()}" if docstring else heading
+    return f"{heading}\n\n{_fenced(docstring)}" if docstring else heading
+
+
+def _fenced(docstring: str) -> str:
+    """A docstring whose code fences are balanced: an unclosed ``` (a slip some docstrings have) would
+    otherwise swallow every heading after it, and with them the sections of the rest of the module."""
+    text = docstring.strip()
+    fences = sum(1 for line in text.splitlines() if line.lstrip().startswith(("```", "~~~")))
+    return f"{text}\n```" if fences % 2 else text
 
 
 def _read(path: Path) -> str:

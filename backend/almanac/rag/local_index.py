@@ -1,9 +1,14 @@
-"""The local documentation index: built once (`almanac docs index`), stored in the database
-(chunks, BM25 statistics, the embedding matrix), loaded at startup, searched per library.
+"""Building the local documentation index (`almanac docs index`, or in the background on first start),
+stored in the database: chunks, BM25 statistics, the embedding matrix.
 
-Build: collect documents → chunk → BM25 → embeddings (through the embedding cache, so a rebuild
-embeds only new chunks) → one transaction replacing the stored index. A fingerprint of the inputs
-skips rebuilding an index that would not change.
+Build: collect documents → chunk → BM25 → embeddings → one transaction replacing the stored index. A
+fingerprint of the inputs skips rebuilding an index that would not change. Embeddings go through the
+embedding cache, so a rebuild (or a build resumed after a restart) embeds only new chunks.
+
+Given `publish`, the build hands out every stage as soon as it is usable, so search never waits for the
+slow part: first the BM25 index (within a minute), then — library by library, in `LibraryPriority` order —
+an index that is hybrid for each library whose chunks are embedded, and finally the complete index.
+With `store_lexical`, the BM25 stage is also stored, so a restart serves it at once.
 """
 
 from __future__ import annotations
@@ -13,7 +18,7 @@ import hashlib
 import logging
 import time
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -21,19 +26,32 @@ import numpy as np
 
 from almanac.rag.bm25 import BM25Index
 from almanac.rag.chunking import Chunk, chunk_document
-from almanac.rag.embeddings.base import Embedder, EmbeddingError
+from almanac.rag.embeddings.base import Embedder
 from almanac.rag.embeddings.cache import content_hash
-from almanac.rag.hybrid import HybridConfig, fuse, index_text
+from almanac.rag.hybrid import index_text
 from almanac.rag.local_docs import Document, Library, distribution_documents, folder_documents, stdlib_documents
-from almanac.rag.retriever import Hit, top_k
+from almanac.rag.local_search import LocalIndex, load_local_index, search_local
+from almanac.rag.priority import LibraryPriority
 from almanac.rag.vectors import VectorIndex
 from almanac.storage import docs as store
 from almanac.storage.db import Database
 
+__all__ = [
+    "IndexInputs",
+    "LocalIndex",
+    "build_local_index",
+    "chunk_all",
+    "collect",
+    "fingerprint",
+    "load_local_index",
+    "search_local",
+]
+
 log = logging.getLogger(__name__)
-INDEX_VERSION = "2"
+INDEX_VERSION = "3"
 MAX_CHUNKS_PER_LIBRARY = 1500
 Progress = Callable[[str, int, int], None]
+Publish = Callable[[LocalIndex], None]
 
 
 @dataclass(frozen=True)
@@ -44,58 +62,6 @@ class IndexInputs:
     packages: bool = True
     package_names: tuple[str, ...] | None = None  # None: every installed distribution
     stdlib: bool = True
-
-
-@dataclass
-class LocalIndex:
-    """The loaded index: libraries, chunks, and their BM25 and vector indexes (rows aligned)."""
-
-    libraries: dict[str, Library]
-    chunks: list[Chunk]
-    bm25: BM25Index
-    vectors: VectorIndex | None
-    model_id: str | None
-    built_at: datetime
-    rows_of: dict[str, np.ndarray] = field(default_factory=dict)
-
-    def __post_init__(self) -> None:
-        owners = np.array([chunk.library or "" for chunk in self.chunks])
-        self.rows_of = {library: np.flatnonzero(owners == library) for library in self.libraries}
-
-    def lexical(self, query: str, k: int, library: str | None) -> list[Hit]:
-        """BM25 hits, restricted to one library's rows when `library` is given."""
-        return _restricted(self.bm25.scores(query), self._rows(library), k, positive_only=True)
-
-    def dense(self, vector: np.ndarray, k: int, library: str | None) -> list[Hit]:
-        """Cosine hits, restricted to one library's rows when `library` is given."""
-        if self.vectors is None:
-            return []
-        return _restricted(self.vectors.scores(vector), self._rows(library), k)
-
-    def _rows(self, library: str | None) -> np.ndarray | None:
-        return None if library is None else self.rows_of.get(library, np.zeros(0, dtype=np.int64))
-
-
-def _restricted(scores: np.ndarray, rows: np.ndarray | None, k: int, *, positive_only: bool = False) -> list[Hit]:
-    if rows is None:
-        return top_k(scores, k, positive_only=positive_only)
-    local = top_k(scores[rows], k, positive_only=positive_only)
-    return [Hit(int(rows[hit.index]), hit.score) for hit in local]
-
-
-async def search_local(
-    index: LocalIndex, embedder: Embedder | None, query: str, *, library: str | None, config: HybridConfig, k: int
-) -> list[Hit]:
-    """BM25 and vector search over the index (or one library of it), run concurrently and fused."""
-    lexical = asyncio.create_task(asyncio.to_thread(index.lexical, query, config.candidates, library))
-    dense: list[Hit] = []
-    if embedder is not None and index.vectors is not None and embedder.model_id == index.model_id:
-        try:
-            vector = (await embedder.embed([query], input_type="query"))[0]
-            dense = await asyncio.to_thread(index.dense, vector, config.candidates, library)
-        except EmbeddingError:
-            log.warning("query embedding failed; BM25 only", exc_info=True)
-    return fuse(await lexical, dense, config, limit=k)
 
 
 def collect(inputs: IndexInputs) -> tuple[list[Library], list[Document]]:
@@ -155,9 +121,16 @@ async def build_local_index(
     *,
     force: bool = False,
     progress: Progress | None = None,
+    publish: Publish | None = None,
+    store_lexical: bool = False,
+    priority: LibraryPriority | None = None,
     batch_size: int = 256,
 ) -> tuple[bool, int]:
-    """Build and store the local index; returns (whether it was rebuilt, number of chunks)."""
+    """Build and store the local index; returns (whether it was rebuilt, number of chunks).
+
+    `publish` receives each usable stage (see the module docstring); `priority` orders the libraries'
+    embeddings (default: `LibraryPriority()`); `store_lexical` also stores the BM25 stage.
+    """
     say = progress or (lambda stage, done, total: None)
     say("collecting documents", 0, 0)
     libraries, documents = await asyncio.to_thread(collect, inputs)
@@ -167,80 +140,90 @@ async def build_local_index(
         stored = await store.local_index_fingerprint(session)
     if stored == digest and not force:
         return False, 0
+    started = time.monotonic()
     chunks = await asyncio.to_thread(chunk_all, documents)
     say("chunked", len(chunks), len(chunks))
-    started = time.monotonic()
     texts = [index_text(chunk) for chunk in chunks]
     bm25 = await asyncio.to_thread(BM25Index.build, texts)
     say("BM25 index built", len(chunks), len(chunks))
-    vectors: bytes | None = None
-    if embedder is not None and chunks:
-        parts = []
-        for start in range(0, len(chunks), batch_size):
-            batch = texts[start : start + batch_size]
-            parts.append(await embedder.embed(batch, input_type="document"))
-            say("embedding chunks", min(start + batch_size, len(chunks)), len(chunks))
-        vectors = VectorIndex(np.vstack(parts)).to_bytes()
-    counts: dict[str, int] = {}
+    counts = {library: 0 for library in _unique(libraries)}
     for chunk in chunks:
         counts[chunk.library or ""] = counts.get(chunk.library or "", 0) + 1
-    rows = [
-        store.ChunkRow(
-            chunk.library or "", chunk.position, chunk.title, chunk.source_url, chunk.text, content_hash(chunk.text)
-        )
-        for chunk in chunks
-    ]
-    library_rows = [
-        store.LibraryRow(lib.id, lib.title[:200], lib.description, lib.kind, lib.version[:50], counts.get(lib.id, 0))
-        for lib in _unique(libraries)
-        if counts.get(lib.id)
-    ]
-    index = store.IndexRow(datetime.now(UTC), len(chunks), digest, model_id, bm25.to_bytes(), vectors)
-    async with database.session() as session:
-        await store.replace_local_index(session, libraries=library_rows, chunks=rows, index=index)
+    kept = {lib.id: lib for lib in _unique(libraries).values() if counts.get(lib.id)}
+    index = LocalIndex(kept, chunks, bm25, None, None, datetime.now(UTC))
+    if embedder is None or store_lexical:
+        await _store(database, index, fingerprint(libraries, documents, None) if embedder else digest)
+    if publish is not None:
+        publish(index)
+    if embedder is not None and chunks:
+        index = await _embed(index, texts, embedder, priority or LibraryPriority(), publish, say, batch_size)
+        await _store(database, index, digest)
+        if publish is not None:
+            publish(index)
     log.info(
-        "local doc index: %d chunks from %d libraries in %.1f s",
-        len(chunks),
-        len(library_rows),
-        time.monotonic() - started,
+        "local doc index: %d chunks from %d libraries in %.1f s", len(chunks), len(kept), time.monotonic() - started
     )
     return True, len(chunks)
 
 
-def _unique(libraries: Iterable[Library]) -> list[Library]:
+async def _embed(
+    lexical: LocalIndex,
+    texts: Sequence[str],
+    embedder: Embedder,
+    priority: LibraryPriority,
+    publish: Publish | None,
+    say: Progress,
+    batch_size: int,
+) -> LocalIndex:
+    """The index with every chunk embedded, library by library in priority order; each finished library
+    is published at once (its search becomes hybrid). The priority is consulted again after each library,
+    so a library asked about meanwhile goes next."""
+    vectors = VectorIndex.allocate(len(texts), embedder.dimension)
+    pending = {library: rows for library, rows in lexical.rows_of.items() if len(rows)}
+    covered = np.concatenate(list(pending.values())) if pending else np.zeros(0, dtype=np.int64)
+    orphans = np.setdiff1d(np.arange(len(texts)), covered)  # chunks of no known library: searched as "all"
+    ready: set[str] = set()
+    done = 0
+    while pending:
+        library = priority.order({name: len(rows) for name, rows in pending.items()})[0]
+        rows = pending.pop(library)
+        for start in range(0, len(rows), batch_size):
+            part = rows[start : start + batch_size]
+            vectors.write(part, await embedder.embed([texts[i] for i in part], input_type="document"))
+            done += len(part)
+            say("embedding chunks", done, len(texts))
+        ready.add(library)
+        if publish is not None:
+            publish(replace(lexical, vectors=vectors, model_id=embedder.model_id, hybrid=frozenset(ready)))
+    for start in range(0, len(orphans), batch_size):
+        part = orphans[start : start + batch_size]
+        vectors.write(part, await embedder.embed([texts[i] for i in part], input_type="document"))
+    say("embedding chunks", len(texts), len(texts))
+    return replace(lexical, vectors=vectors, model_id=embedder.model_id, hybrid=None)
+
+
+async def _store(database: Database, index: LocalIndex, digest: str) -> None:
+    """Replace the stored index with `index` (which must be complete: BM25 only, or hybrid for all)."""
+    rows = [
+        store.ChunkRow(
+            chunk.library or "", chunk.position, chunk.title, chunk.source_url, chunk.text, content_hash(chunk.text)
+        )
+        for chunk in index.chunks
+    ]
+    library_rows = [
+        store.LibraryRow(
+            lib.id, lib.title[:200], lib.description, lib.kind, lib.version[:50], len(index.rows_of[lib.id])
+        )
+        for lib in index.libraries.values()
+    ]
+    vectors = index.vectors.to_bytes() if index.vectors is not None else None
+    row = store.IndexRow(datetime.now(UTC), len(index.chunks), digest, index.model_id, index.bm25.to_bytes(), vectors)
+    async with database.session() as session:
+        await store.replace_local_index(session, libraries=library_rows, chunks=rows, index=row)
+
+
+def _unique(libraries: Iterable[Library]) -> dict[str, Library]:
     seen: dict[str, Library] = {}
     for library in libraries:
         seen.setdefault(library.id, library)
-    return list(seen.values())
-
-
-async def load_local_index(database: Database) -> LocalIndex | None:
-    """The stored index, or None if it was never built."""
-    async with database.session() as session:
-        stored = await store.local_index(session)
-    if stored is None:
-        return None
-    library_rows, chunk_rows, row = stored
-    return await asyncio.to_thread(_materialise, library_rows, chunk_rows, row)
-
-
-def _materialise(
-    library_rows: Sequence[store.LibraryRow], chunk_rows: Sequence[store.ChunkRow], row: store.IndexRow
-) -> LocalIndex:
-    libraries = {
-        lib.id: Library(lib.id, lib.title, lib.description, lib.kind, lib.version, None) for lib in library_rows
-    }
-    chunks = [
-        Chunk(
-            id=c.content_hash[:16],
-            text=c.text,
-            title=c.title,
-            source_url=c.source_url,
-            library=c.library_id,
-            position=c.position,
-            token_estimate=0,
-        )
-        for c in chunk_rows
-    ]
-    vectors = VectorIndex.from_bytes(row.vectors) if row.vectors else None
-    return LocalIndex(libraries, chunks, BM25Index.from_bytes(row.bm25), vectors, row.model_id, row.built_at)
+    return seen

@@ -8,17 +8,22 @@
 5. rerank to the best few, then apply any relevance threshold (`rerank.py`);
 6. the result, formatted by `format.py`.
 
-When the primary source is unreachable the local source answers, and the result says so.
+When the primary source is unreachable the local source answers, and the result says so. With
+DOC_SOURCE=auto the primary is whichever source `AutoSource` routes to now; a question that finds
+Context7 unreachable also tells it (later questions go straight to the local index). Before the local
+index is searched, a question waits for a first build still under way (bounded, with progress reports).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from almanac.rag.chunking import Chunk
 from almanac.rag.query import LIBRARY_ID, ParsedQuery, QueryParser, guess_library, topic_of
 from almanac.rag.rerank import Reranker
 from almanac.rag.select import LibrarySelector
+from almanac.rag.sources.auto import AutoSource
 from almanac.rag.sources.base import DocSource, DocSourceError, LibraryInfo, LibraryNotFound, SourceUnavailable
 from almanac.rag.sources.local import LocalSource
 
@@ -30,6 +35,7 @@ class DocRequest:
     query: str
     library: str | None = None
     topic: str | None = None
+    progress: Callable[[str], None] | None = field(default=None, compare=False)  # tells the user what is slow
 
 
 @dataclass(frozen=True)
@@ -85,23 +91,36 @@ class DocumentationPipeline:
             ParsedQuery(library_name, topic_of(query, library_name)) if library_name else await self.parser.parse(query)
         )
         topic = (request.topic or "").strip() or parsed.topic
+        primary = self.source.active() if isinstance(self.source, AutoSource) else self.source
         try:
-            return await self._answer(self.source, query, parsed.library, topic, notes)
+            return await self._answer(primary, query, parsed.library, topic, notes, request.progress)
         except SourceUnavailable as exc:
-            if self.fallback is None or self.source is self.fallback:
+            if isinstance(self.source, AutoSource) and primary is not self.source.local:
+                self.source.failed(exc)
+            if self.fallback is None or primary is self.fallback:
                 raise
             notes.append(
-                f"{self.source.name} was unavailable ({exc}) — these passages come from the local "
-                "documentation instead."
+                f"{primary.name} was unavailable ({exc}) — these passages come from the local documentation instead."
             )
-            return await self._answer(self.fallback, query, parsed.library, topic, notes)
+            return await self._answer(self.fallback, query, parsed.library, topic, notes, request.progress)
 
-    async def _answer(self, source: DocSource, query: str, name: str | None, topic: str, notes: list[str]) -> DocResult:
+    async def _answer(
+        self,
+        source: DocSource,
+        query: str,
+        name: str | None,
+        topic: str,
+        notes: list[str],
+        progress: Callable[[str], None] | None,
+    ) -> DocResult:
+        if isinstance(source, LocalSource):
+            await source.ready(progress)
         library = await self._library(source, query, name, notes)
         corpus = await source.corpus(library, topic)
         hits = await corpus.search(f"{topic} {query}" if topic not in query else query, self.candidates)
         texts = [corpus.chunks[hit.index].text for hit in hits]
-        reranked = await self.reranker.rerank(query, texts, self.top_k) if texts else []
+        fused = [hit.score for hit in hits]
+        reranked = await self.reranker.rerank(query, texts, self.top_k, fused=fused) if texts else []
         if self.min_score is not None:
             reranked = [hit for hit in reranked if hit.score >= self.min_score]
         passages = [Passage(corpus.chunks[hits[hit.index].index], hit.score) for hit in reranked]

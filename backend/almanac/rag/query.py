@@ -2,8 +2,10 @@
 
 The chat model does it with a small structured prompt (JSON answer, parsed leniently); offline,
 rules do it: an explicit Context7 ID, a known library name, or a name in a telling position
-("in X", "X's", "using X", "`X`", "import X"). The topic is the request without the library
-and the question's boilerplate.
+("in X", "X's", "using X", "`X`", "import X"). The topic is the request without the library (and its
+possessive: "sqlalchemy's pool" → "pool"), the question's boilerplate, and requests to consult the
+documentation ("check the X docs", "look it up in the documentation"). The model's answer is cleaned
+the same way, so neither path lets such filler into the topic.
 """
 
 from __future__ import annotations
@@ -26,13 +28,20 @@ _PATTERNS = [
     re.compile(r"`" + _NAME + r"`"),
     re.compile(r"\b(?:from|import)\s+" + _NAME),
     re.compile(_NAME + r"(?:'s|’s)\s", re.I),
-    re.compile(_NAME + r"\s+(?:library|package|module|framework|sdk|docs|documentation|api)\b", re.I),
+    re.compile(_NAME + r"\s+(?:library|package|module|framework|sdk|docs|documentation|api|reference|manual)\b", re.I),
     re.compile(r"\b(?:in|using|with|for|of|about|use)\s+" + _NAME, re.I),
 ]
+_POSSESSIVE = re.compile(r"(?<=\w)(?:'s|’s)\b", re.I)
+_FILLER = re.compile(
+    r"\b(look (?:it |this |that |them )?up|look (?:at|in|into|through)|check(?: out)?|consult|search|browse|"
+    r"read|see|refer to|according to|find|what do(?:es)? (?:the )?(?:docs|documentation) say|"
+    r"(?:official |api |online )?(?:docs|documentation|manual|reference|api reference))\b",
+    re.I,
+)
 _BOILERPLATE = re.compile(
     r"\b(how (do|can|should|would) (i|you|we)|how to|what is|what are|what's|is there a way to|please|"
     r"can you|could you|show me|explain|tell me about|documentation|docs|library|package|module|the|a|an|"
-    r"in|using|with|for|of|about|use)\b",
+    r"in|using|with|for|of|about|use|on|its|their|it|up|me|how|what|which|why|is|are|do|does)\b",
     re.I,
 )
 _COMMON = {
@@ -70,6 +79,25 @@ _COMMON = {
     "them",
     "me",
     "i",
+    "look",
+    "lookup",
+    "check",
+    "consult",
+    "search",
+    "read",
+    "see",
+    "refer",
+    "according",
+    "find",
+    "up",
+    "documentation",
+    "manual",
+    "reference",
+    "official",
+    "say",
+    "says",
+    "do",
+    "does",
 }
 
 
@@ -86,14 +114,25 @@ class QueryParser(Protocol):
 
 
 def topic_of(query: str, library: str | None) -> str:
-    """The request without the library's name and the question's boilerplate."""
-    text = query
+    """The request without the library's name (and possessive), the question's boilerplate and requests
+    to consult the documentation; empty when nothing else is left."""
+    text = _POSSESSIVE.sub("", query)
     if library:
-        text = re.sub(re.escape(library), " ", text, flags=re.I)
+        name = clean_library(library)
+        text = re.sub(rf"(?<![\w/]){re.escape(name)}(?![\w/])", " ", text, flags=re.I)
+    text = _FILLER.sub(" ", text)
     text = _BOILERPLATE.sub(" ", text)
-    text = re.sub(r"[`'\"?!]+", " ", text)
-    topic = " ".join(text.split()).strip(" .,:;")
-    return topic or query.strip()
+    text = re.sub(r"[`'\"?!:;,()]+", " ", text)
+    text = re.sub(r"(?<!\w)[-—–.]+(?!\w)|\.(?=\s|$)", " ", text)  # lone dashes and dots, full stops
+    return " ".join(text.split())
+
+
+def clean_library(name: str) -> str:
+    """A library name without a possessive or a trailing "docs"/"library"/…: "SQLAlchemy's docs" → "SQLAlchemy"."""
+    name = _POSSESSIVE.sub("", name.strip().strip("`'\""))
+    name = re.sub(r"^the\s+", "", name, flags=re.I)
+    name = re.sub(r"\s+(?:docs|documentation|library|package|module|framework|sdk)$", "", name, flags=re.I)
+    return _POSSESSIVE.sub("", name).strip()
 
 
 def rule_library(query: str, known: Iterable[str] = ()) -> str | None:
@@ -130,13 +169,16 @@ class RuleQueryParser:
 
     async def parse(self, query: str) -> ParsedQuery:
         library = rule_library(query, self._known())
-        return ParsedQuery(library, topic_of(query, library))
+        return ParsedQuery(clean_library(library) if library else None, topic_of(query, library))
 
 
 _PROMPT = (
     "You extract search parameters from a developer's documentation request. Reply with only a JSON "
     'object: {"library": "<the library, framework or tool the request is about, or null>", '
-    '"topic": "<what to look up in its documentation, in a few words>"}.'
+    '"topic": "<what to look up in its documentation, in a few words>"}. The library is its bare name '
+    '("sqlalchemy", not "sqlalchemy\'s" or "the sqlalchemy docs"). The topic names only the subject: leave '
+    'out the library\'s name, possessives, and requests to consult documentation such as "check the docs", '
+    '"look it up" or "in the documentation".'
 )
 
 
@@ -159,11 +201,11 @@ class ModelQueryParser:
         if not parsed:
             return await self._rules.parse(query)
         named = parsed.get("library")
-        library = (
-            named.strip() if isinstance(named, str) and named.strip().lower() not in ("", "null", "none") else None
-        )
-        topic = str(parsed.get("topic") or "").strip() or topic_of(query, library)
-        return ParsedQuery(library, topic)
+        library = clean_library(named) if isinstance(named, str) else ""
+        if library.lower() in ("", "null", "none"):
+            library = ""
+        topic = topic_of(str(parsed.get("topic") or ""), library or None) or topic_of(query, library or None)
+        return ParsedQuery(library or None, topic)
 
 
 def parse_json_object(text: str) -> dict[str, object] | None:

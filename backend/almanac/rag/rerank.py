@@ -6,8 +6,11 @@
   after the scored ones;
 - `FusedOrder` (offline): keeps the fused order.
 
-Any failure falls back to the fused order, never to an empty result. Relevance thresholds are
-applied by the pipeline after reranking, never before.
+Every reranker scores on one scale, 0–1, so that RAG_MIN_SCORE means the same whichever runs:
+Voyage's relevance score as it comes (0–1); the chat model's 0–10 judgement divided by 10 (a
+candidate it did not score gets 0); the fused order's fused score relative to the candidates' range
+(1 for the best candidate, 0 for the worst). Any failure falls back to the fused order, never to an
+empty result. Relevance thresholds are applied by the pipeline after reranking, never before.
 """
 
 from __future__ import annotations
@@ -28,21 +31,34 @@ log = logging.getLogger(__name__)
 class Reranker(Protocol):
     name: str
 
-    async def rerank(self, query: str, texts: Sequence[str], top_n: int) -> list[Hit]:
-        """At most `top_n` indices into `texts`, most relevant first, with the reranker's score."""
+    async def rerank(self, query: str, texts: Sequence[str], top_n: int, *, fused: Sequence[float] = ()) -> list[Hit]:
+        """At most `top_n` indices into `texts`, most relevant first, each scored 0–1 (see the module
+        docstring). `texts` come in fused order; `fused` holds their fused scores (when known)."""
         ...
 
 
-def fused_order(texts: Sequence[str], top_n: int) -> list[Hit]:
-    """The candidates as they came, scored 1, 1/2, 1/3…"""
-    return [Hit(i, 1.0 / (i + 1)) for i in range(min(top_n, len(texts)))]
+def unit(score: float) -> float:
+    """`score` clamped to 0–1."""
+    return min(1.0, max(0.0, score))
+
+
+def fused_order(count: int, top_n: int, fused: Sequence[float] = ()) -> list[Hit]:
+    """The first `top_n` of `count` candidates in their fused order, each scored by its fused score
+    scaled to the candidates' range: 1 for the best, 0 for the worst (1 for all when they tie or when
+    the fused scores are unknown)."""
+    n = min(top_n, count)
+    if len(fused) != count or count == 0:
+        return [Hit(i, 1.0) for i in range(n)]
+    best, worst = max(fused), min(fused)
+    spread = best - worst
+    return [Hit(i, unit((fused[i] - worst) / spread) if spread > 0 else 1.0) for i in range(n)]
 
 
 class FusedOrder:
     name = "fused order"
 
-    async def rerank(self, query: str, texts: Sequence[str], top_n: int) -> list[Hit]:
-        return fused_order(texts, top_n)
+    async def rerank(self, query: str, texts: Sequence[str], top_n: int, *, fused: Sequence[float] = ()) -> list[Hit]:
+        return fused_order(len(texts), top_n, fused)
 
 
 class VoyageReranker:
@@ -57,15 +73,15 @@ class VoyageReranker:
         self._model = model
         self._client = voyageai.AsyncClient(api_key=api_key, max_retries=2, timeout=timeout_s, base_url=base_url)
 
-    async def rerank(self, query: str, texts: Sequence[str], top_n: int) -> list[Hit]:
+    async def rerank(self, query: str, texts: Sequence[str], top_n: int, *, fused: Sequence[float] = ()) -> list[Hit]:
         if not texts:
             return []
         try:
             result = await self._client.rerank(query, list(texts), model=self._model, top_k=top_n, truncation=True)
         except Exception as exc:  # boundary: a vendor failure must not lose the fused results
             log.warning("Voyage rerank failed (%s); keeping the fused order", type(exc).__name__)
-            return fused_order(texts, top_n)
-        return [Hit(int(r.index), float(r.relevance_score)) for r in result.results][:top_n]
+            return fused_order(len(texts), top_n, fused)
+        return [Hit(int(r.index), unit(float(r.relevance_score))) for r in result.results][:top_n]
 
 
 _PROMPT = (
@@ -83,7 +99,7 @@ class ModelReranker:
         self.name = f"{model.provider} {model.name}"
         self._chars = passage_chars
 
-    async def rerank(self, query: str, texts: Sequence[str], top_n: int) -> list[Hit]:
+    async def rerank(self, query: str, texts: Sequence[str], top_n: int, *, fused: Sequence[float] = ()) -> list[Hit]:
         if not texts:
             return []
         passages = "\n\n".join(f"[{i}] {text[: self._chars]}" for i, text in enumerate(texts))
@@ -95,12 +111,12 @@ class ModelReranker:
             )
         except ModelError:
             log.warning("reranking by the model failed; keeping the fused order")
-            return fused_order(texts, top_n)
+            return fused_order(len(texts), top_n, fused)
         scores = parse_scores(response.text, len(texts))
         if not scores:
-            return fused_order(texts, top_n)
+            return fused_order(len(texts), top_n, fused)
         order = sorted(range(len(texts)), key=lambda i: (-scores.get(i, -1.0), i))
-        return [Hit(i, scores.get(i, -1.0)) for i in order[:top_n]]
+        return [Hit(i, unit(scores.get(i, 0.0) / 10.0)) for i in order[:top_n]]
 
 
 def parse_scores(text: str, count: int) -> dict[int, float]:

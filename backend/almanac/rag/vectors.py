@@ -34,6 +34,23 @@ class VectorIndex:
             raise ValueError(f"embeddings must be a 2-D matrix, got shape {matrix.shape}")
         self._matrix = np.ascontiguousarray(l2_normalise(matrix))
 
+    @classmethod
+    def allocate(cls, rows: int, dimension: int) -> VectorIndex:
+        """An index of `rows` zero rows, to be filled with :meth:`write` (a build in progress).
+
+        A zero row scores 0 against every query; callers search only rows they have written.
+        """
+        index = cls.__new__(cls)
+        index._matrix = np.zeros((rows, dimension), dtype=np.float32)
+        return index
+
+    def write(self, rows: npt.ArrayLike, embeddings: npt.ArrayLike) -> None:
+        """Set the given rows (indices) to `embeddings`, normalised, in place."""
+        matrix = l2_normalise(embeddings)
+        if matrix.ndim != 2 or matrix.shape[1] != self.dimension:
+            raise ValueError(f"embeddings must have {self.dimension} columns, got shape {matrix.shape}")
+        self._matrix[np.asarray(rows, dtype=np.intp)] = matrix
+
     @property
     def dimension(self) -> int:
         """Length of each embedding."""

@@ -94,3 +94,13 @@ def test_the_standard_library_is_indexed_per_module() -> None:
 
 def test_names_are_normalised_like_pypi() -> None:
     assert normalise("Foo_Bar.baz") == "foo-bar-baz"
+
+
+def test_an_unclosed_code_fence_in_a_docstring_does_not_swallow_the_next_sections() -> None:
+    from almanac.rag.chunking import chunk_document
+
+    source = (
+        'class A:\n    """Use it.\n\n    ```python\n    A()\n    ```\n    ```\n    """\n\n\nclass B:\n    """Bee."""\n'
+    )
+    chunks = chunk_document(module_markdown(source, "m"), fmt="markdown")
+    assert any(chunk.title.endswith("class `m.B`") and "Bee." in chunk.text for chunk in chunks)

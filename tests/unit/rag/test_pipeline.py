@@ -50,7 +50,7 @@ class ScoringReranker:
     def __init__(self, scores: Sequence[float]) -> None:
         self.scores = scores
 
-    async def rerank(self, query: str, texts: Sequence[str], top_n: int) -> list[Hit]:
+    async def rerank(self, query: str, texts: Sequence[str], top_n: int, *, fused: Sequence[float] = ()) -> list[Hit]:
         ranked = sorted(range(len(texts)), key=lambda i: -self.scores[i])
         return [Hit(i, self.scores[i]) for i in ranked[:top_n]]
 
@@ -58,6 +58,9 @@ class ScoringReranker:
 class FakeLocal(LocalSource):
     def __init__(self) -> None:
         self.corpus_for: list[str] = []
+
+    async def ready(self, report: object = None) -> None:
+        return None
 
     async def libraries(self, name: str, query: str) -> list[LibraryInfo]:
         return [LibraryInfo("/pypi/fastapi", "fastapi", source="local")] if "fastapi" in name.lower() else []

@@ -4,7 +4,14 @@ import pytest
 
 from almanac.llm.base import ModelUnavailable
 from almanac.llm.fake import ScriptedModel, reply
-from almanac.rag.query import ModelQueryParser, RuleQueryParser, parse_json_object, rule_library, topic_of
+from almanac.rag.query import (
+    ModelQueryParser,
+    RuleQueryParser,
+    clean_library,
+    parse_json_object,
+    rule_library,
+    topic_of,
+)
 
 KNOWN = ["FastAPI", "fastapi", "SQLAlchemy", "sqlalchemy", "asyncio", "pydantic", "pydantic-settings"]
 
@@ -29,7 +36,58 @@ def test_rules_find_the_library(query: str, library: str | None) -> None:
 
 def test_the_topic_drops_the_library_and_boilerplate() -> None:
     assert topic_of("How do I declare dependencies in FastAPI?", "FastAPI") == "declare dependencies"
-    assert topic_of("??", None) == "??"
+    assert topic_of("??", None) == ""  # nothing left: the pipeline searches with the whole request
+
+
+# Possessives and requests to consult the documentation never reach the topic; the library is still found.
+FILLER_CASES = [
+    ("How do I configure sqlalchemy's connection pool?", "sqlalchemy", "configure connection pool"),
+    ("sqlalchemy’s async session", "sqlalchemy", "async session"),
+    ("check the sqlalchemy docs for session events", "sqlalchemy", "session events"),
+    ("Check the SQLAlchemy documentation on eager loading", "SQLAlchemy", "eager loading"),
+    ("look it up in the documentation: how to retry with tenacity", "tenacity", "retry"),
+    ("Can you look up pydantic's field validators in the docs?", "pydantic", "field validators"),
+    ("search the asyncio documentation for TaskGroup", "asyncio", "TaskGroup"),
+    ("according to the httpx docs, how are timeouts set?", "httpx", "timeouts set"),
+    ("What does FastAPI's Depends do? Consult the official docs.", "FastAPI", "Depends"),
+    ("Please refer to the pydantic-settings reference for .env files", "pydantic-settings", ".env files"),
+    ("look it up in the documentation", None, ""),
+]
+
+
+@pytest.mark.parametrize(("query", "library", "topic"), FILLER_CASES)
+async def test_rules_keep_possessives_and_filler_out_of_the_topic(query: str, library: str | None, topic: str) -> None:
+    parsed = await RuleQueryParser(lambda: [*KNOWN, "tenacity", "httpx"]).parse(query)
+    assert (parsed.library, parsed.topic) == (library, topic)
+
+
+@pytest.mark.parametrize(("query", "library", "topic"), [case for case in FILLER_CASES if case[1]])
+async def test_rules_find_the_library_in_filler_without_knowing_it(query: str, library: str, topic: str) -> None:
+    parsed = await RuleQueryParser().parse(query)
+    assert parsed.library is not None and parsed.library.lower() == library.lower()
+
+
+@pytest.mark.parametrize(
+    ("answer", "library", "topic"),
+    [
+        ('{"library": "sqlalchemy\'s", "topic": "check the sqlalchemy docs for connection pooling"}', "sqlalchemy",
+         "connection pooling"),
+        ('{"library": "the httpx docs", "topic": "look it up: httpx\'s timeout configuration"}', "httpx",
+         "timeout configuration"),
+        ('{"library": "Pydantic library", "topic": "Pydantic\'s field validators"}', "Pydantic", "field validators"),
+    ],
+)  # fmt: skip
+async def test_the_model_answer_is_cleaned_the_same_way(answer: str, library: str, topic: str) -> None:
+    model = ScriptedModel([reply(answer)])
+    parsed = await ModelQueryParser(model).parse("whatever the user asked")
+    assert (parsed.library, parsed.topic) == (library, topic)
+    assert "possessives" in model.requests[0].system and "look it up" in model.requests[0].system
+
+
+def test_clean_library() -> None:
+    assert clean_library("SQLAlchemy's docs") == "SQLAlchemy"
+    assert clean_library("`httpx`") == "httpx"
+    assert clean_library("next.js") == "next.js"
 
 
 async def test_rule_parser() -> None:

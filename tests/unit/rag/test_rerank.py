@@ -28,7 +28,7 @@ def test_parse_scores(answer: str, scores: dict[int, float]) -> None:
 async def test_the_model_orders_by_score_and_unscored_keep_fused_order() -> None:
     model = ScriptedModel([reply('[{"id": 2, "score": 6}, {"id": 1, "score": 9}]')])
     hits = await ModelReranker(model).rerank("FastAPI dependencies", TEXTS, 3)
-    assert hits == [Hit(1, 9.0), Hit(2, 6.0), Hit(0, -1.0)]
+    assert hits == [Hit(1, 0.9), Hit(2, 0.6), Hit(0, 0.0)]  # 0–10 scaled to 0–1; unscored: 0
     assert "[1] about dependencies in FastAPI" in model.requests[0].messages[0].text
 
 

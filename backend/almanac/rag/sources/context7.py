@@ -24,7 +24,7 @@ from tenacity import AsyncRetrying, retry_if_exception_type, stop_after_attempt
 
 from almanac.rag.chunking import Chunk, chunk_document
 from almanac.rag.embeddings.base import Embedder
-from almanac.rag.hybrid import HybridIndex, HybridSearcher, index_text
+from almanac.rag.hybrid import HybridConfig, HybridIndex, HybridSearcher, index_text
 from almanac.rag.retriever import Hit
 from almanac.rag.sources.base import (
     AuthFailed,
@@ -80,8 +80,10 @@ class Context7Source:
         max_retry_wait_s: float = 10.0,
         backoff_s: float = 1.0,
         clock: Callable[[], datetime] | None = None,
+        hybrid: HybridConfig | None = None,
     ) -> None:
         self._db = database
+        self._hybrid = hybrid or HybridConfig()
         self._embedder = embedder
         self._base_url = base_url.rstrip("/")
         self._cache_ttl = timedelta(seconds=cache_ttl_s)
@@ -99,6 +101,32 @@ class Context7Source:
     async def aclose(self) -> None:
         await self._http.aclose()
 
+    async def probe(self, *, timeout_s: float = 10.0) -> tuple[bool, str]:
+        """Whether Context7 answers now — one library search, never cached or retried — and why not.
+
+        Usable: a JSON answer, or 429 (it answers; a question then meets the limit and falls back).
+        Not usable: no connection, a timeout, 5xx, HTML or garbage, or a rejected key.
+        """
+        self.network_calls += 1
+        try:
+            response = await self._http.get(
+                self._base_url + "/v2/libs/search",
+                params={"query": "documentation", "libraryName": "react"},
+                timeout=min(timeout_s, self._timeout_s),
+            )
+        except httpx.HTTPError as exc:
+            return False, f"not reachable ({type(exc).__name__})"
+        if response.status_code == 429:
+            return True, "answering (rate-limited right now)"
+        try:
+            _body(response, 0.0)
+            json.loads(response.text)["results"]
+        except (DocSourceError, _Retry) as exc:
+            return False, str(exc)
+        except (ValueError, KeyError, TypeError):
+            return False, "answered with something other than a library search result"
+        return True, "answering"
+
     async def libraries(self, name: str, query: str) -> list[LibraryInfo]:
         body = await self._get("/v2/libs/search", {"query": query[:MAX_PARAM], "libraryName": name[:MAX_PARAM]})
         try:
@@ -113,7 +141,7 @@ class Context7Source:
         if not chunks:
             raise LibraryNotFound(f"Context7 has no documentation for {library.id} on this topic.")
         index = await HybridIndex.build([index_text(chunk) for chunk in chunks], self._embedder)
-        return HybridCorpus(library, chunks, HybridSearcher(index, self._embedder))
+        return HybridCorpus(library, chunks, HybridSearcher(index, self._embedder, self._hybrid))
 
     async def _get(self, path: str, params: Mapping[str, str]) -> str:
         key = hashlib.sha256(json.dumps([path, sorted(params.items())]).encode()).hexdigest()

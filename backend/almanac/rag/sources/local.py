@@ -1,15 +1,19 @@
 """The local doc source: the index built by `almanac docs index` (folders under DOCS_PATHS, the
-documentation of installed Python distributions, the standard library), loaded in memory."""
+documentation of installed Python distributions, the standard library), loaded in memory.
+
+While the first index is being built, a question waits for it (`ready`, bounded) instead of failing; each
+library asked about is reported (`asked`), so the build embeds it next."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
 from almanac.rag.chunking import Chunk
 from almanac.rag.embeddings.base import Embedder
 from almanac.rag.hybrid import HybridConfig
-from almanac.rag.local_index import LocalIndex, search_local
+from almanac.rag.local_search import LocalIndex, search_local
 from almanac.rag.retriever import Hit
 from almanac.rag.select import rank_libraries
 from almanac.rag.sources.base import LibraryInfo, LibraryNotFound, SourceUnavailable
@@ -31,6 +35,12 @@ class LocalCorpus:
         return await search_local(self.index, self.embedder, query, library=restrict, config=self.config, k=k)
 
 
+class WaitLoaded(Protocol):
+    def __call__(self, *, timeout_s: float, report: Callable[[str], None] | None) -> Awaitable[bool]:
+        """Wait (at most `timeout_s`, only while a build runs) until an index is loaded; whether one is."""
+        ...
+
+
 class LocalSource:
     name = "local"
 
@@ -41,11 +51,23 @@ class LocalSource:
         embedder: Embedder | None,
         config: HybridConfig | None = None,
         missing: Callable[[], str] = lambda: "run `almanac docs index` to build it",
+        wait: WaitLoaded | None = None,
+        wait_s: float = 0.0,
+        asked: Callable[[str], None] | None = None,
     ) -> None:
         self._index = index
         self._embedder = embedder
         self._config = config or HybridConfig()
         self._missing = missing
+        self._wait = wait
+        self._wait_s = wait_s
+        self._asked = asked
+
+    async def ready(self, report: Callable[[str], None] | None = None) -> None:
+        """Return once the index is loaded; while the first one is being built, wait for it (at most the
+        configured time), telling `report` how the build goes. Returns at once when nothing is being built."""
+        if self._index() is None and self._wait is not None and self._wait_s > 0:
+            await self._wait(timeout_s=self._wait_s, report=report)
 
     def names(self) -> list[str]:
         """Every library title and ID tail the index knows (for offline query parsing)."""
@@ -81,6 +103,8 @@ class LocalSource:
         base = library.id.split("@")[0]
         if base != EVERYTHING and base not in index.libraries:
             raise LibraryNotFound(f"{library.id} is not in the local documentation index.")
+        if base != EVERYTHING and self._asked is not None:
+            self._asked(base)
         return LocalCorpus(
             library
             if base == library.id

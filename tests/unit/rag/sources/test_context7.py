@@ -149,3 +149,47 @@ async def test_server_errors_and_timeouts_are_retried_then_reported(make: Any, f
 async def test_without_a_key_no_authorization_is_sent(make: Any, fake: tuple[FakeContext7, str]) -> None:
     await make(api_key=None).libraries("fastapi", "q")
     assert "authorization" not in fake[0].requests[0]["headers"]
+
+
+async def test_the_cache_refetches_after_its_ttl(make: Any, fake: tuple[FakeContext7, str]) -> None:
+    from datetime import UTC, datetime, timedelta
+
+    now = [datetime(2026, 11, 1, tzinfo=UTC)]
+    source = make(clock=lambda: now[0], cache_ttl_s=3600)
+    await source.corpus(FASTAPI, "dependencies")
+    assert len(fake[0].requests) == 1
+    now[0] += timedelta(seconds=3599)
+    await source.corpus(FASTAPI, "dependencies")
+    assert len(fake[0].requests) == 1  # still fresh: served from the database
+    now[0] += timedelta(seconds=2)
+    await source.corpus(FASTAPI, "dependencies")
+    assert len(fake[0].requests) == 2  # expired: fetched again
+    now[0] += timedelta(seconds=3599)
+    await source.corpus(FASTAPI, "dependencies")
+    assert len(fake[0].requests) == 2  # and cached again from the refetch on
+
+
+@pytest.mark.parametrize(
+    ("fault", "up", "detail"),
+    [
+        (None, True, "answering"),
+        ((429, {"error": "rate_limit_exceeded"}, {"Retry-After": "30"}), True, "rate-limited"),
+        ((503, {"error": "search_failed"}, {}), False, "HTTP 503"),
+        ((401, {"error": "invalid_api_key"}, {}), False, "rejected the API key"),
+        (("html",), False, "HTML page"),
+        (("malformed",), False, "something other than a library search"),
+    ],
+)
+async def test_probe_says_whether_context7_answers(
+    make: Any, fake: tuple[FakeContext7, str], fault: tuple[Any, ...] | None, up: bool, detail: str
+) -> None:
+    if fault:
+        fake[0].fail(fault)
+    answer = await make().probe()
+    assert answer[0] is up and detail in answer[1]
+    assert len(fake[0].requests) == 1  # one request, never retried
+
+
+async def test_probe_of_an_unreachable_server_is_down(make: Any) -> None:
+    up, detail = await make(base_url="http://127.0.0.1:9/api").probe()
+    assert not up and "not reachable" in detail

@@ -1,0 +1,122 @@
+"""The loaded local documentation index and its search: BM25 over every chunk, vectors where they are
+ready, restricted to one library on request (the index itself is built by `local_index.py`).
+
+While the first embeddings are still being computed, an index can be *partly hybrid*: `hybrid` names the
+libraries whose vectors are complete, and only those are searched densely; every other search is BM25
+alone. A stored index is always complete (`hybrid` is None).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+
+import numpy as np
+
+from almanac.rag.bm25 import BM25Index
+from almanac.rag.chunking import Chunk
+from almanac.rag.embeddings.base import Embedder, EmbeddingError
+from almanac.rag.hybrid import HybridConfig, fuse
+from almanac.rag.local_docs import Library
+from almanac.rag.retriever import Hit, top_k
+from almanac.rag.vectors import VectorIndex
+from almanac.storage import docs as store
+from almanac.storage.db import Database
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class LocalIndex:
+    """Libraries, chunks, and their BM25 and vector indexes (rows aligned with `chunks`)."""
+
+    libraries: dict[str, Library]
+    chunks: list[Chunk]
+    bm25: BM25Index
+    vectors: VectorIndex | None
+    model_id: str | None
+    built_at: datetime
+    rows_of: dict[str, np.ndarray] = field(default_factory=dict)  # computed when not given
+    hybrid: frozenset[str] | None = None  # vectors complete for these libraries only (None: for all)
+
+    def __post_init__(self) -> None:
+        if not self.rows_of:
+            owners = np.array([chunk.library or "" for chunk in self.chunks])
+            self.rows_of = {library: np.flatnonzero(owners == library) for library in self.libraries}
+
+    def has_vectors(self, library: str | None) -> bool:
+        """Whether a dense search of `library` (None: every library) covers all of its chunks."""
+        if self.vectors is None:
+            return False
+        return self.hybrid is None or (library is not None and library in self.hybrid)
+
+    def lexical(self, query: str, k: int, library: str | None) -> list[Hit]:
+        """BM25 hits, restricted to one library's rows when `library` is given."""
+        return _restricted(self.bm25.scores(query), self._rows(library), k, positive_only=True)
+
+    def dense(self, vector: np.ndarray, k: int, library: str | None) -> list[Hit]:
+        """Cosine hits, restricted to one library's rows; empty unless `has_vectors(library)`."""
+        if self.vectors is None or not self.has_vectors(library):
+            return []
+        return _restricted(self.vectors.scores(vector), self._rows(library), k)
+
+    def _rows(self, library: str | None) -> np.ndarray | None:
+        return None if library is None else self.rows_of.get(library, np.zeros(0, dtype=np.int64))
+
+
+def _restricted(scores: np.ndarray, rows: np.ndarray | None, k: int, *, positive_only: bool = False) -> list[Hit]:
+    if rows is None:
+        return top_k(scores, k, positive_only=positive_only)
+    local = top_k(scores[rows], k, positive_only=positive_only)
+    return [Hit(int(rows[hit.index]), hit.score) for hit in local]
+
+
+async def search_local(
+    index: LocalIndex, embedder: Embedder | None, query: str, *, library: str | None, config: HybridConfig, k: int
+) -> list[Hit]:
+    """BM25 and vector search over the index (or one library of it), run concurrently and fused; BM25
+    alone where the vectors are not ready (or belong to another model)."""
+    lexical = asyncio.create_task(asyncio.to_thread(index.lexical, query, config.candidates, library))
+    dense: list[Hit] = []
+    if embedder is not None and index.has_vectors(library) and embedder.model_id == index.model_id:
+        try:
+            vector = (await embedder.embed([query], input_type="query"))[0]
+            dense = await asyncio.to_thread(index.dense, vector, config.candidates, library)
+        except EmbeddingError:
+            log.warning("query embedding failed; BM25 only", exc_info=True)
+    return fuse(await lexical, dense, config, limit=k)
+
+
+async def load_local_index(database: Database) -> LocalIndex | None:
+    """The stored index, or None if it was never built."""
+    async with database.session() as session:
+        stored = await store.local_index(session)
+    if stored is None:
+        return None
+    library_rows, chunk_rows, row = stored
+    return await asyncio.to_thread(_materialise, library_rows, chunk_rows, row)
+
+
+def _materialise(
+    library_rows: Sequence[store.LibraryRow], chunk_rows: Sequence[store.ChunkRow], row: store.IndexRow
+) -> LocalIndex:
+    libraries = {
+        lib.id: Library(lib.id, lib.title, lib.description, lib.kind, lib.version, None) for lib in library_rows
+    }
+    chunks = [
+        Chunk(
+            id=c.content_hash[:16],
+            text=c.text,
+            title=c.title,
+            source_url=c.source_url,
+            library=c.library_id,
+            position=c.position,
+            token_estimate=0,
+        )
+        for c in chunk_rows
+    ]
+    vectors = VectorIndex.from_bytes(row.vectors) if row.vectors else None
+    return LocalIndex(libraries, chunks, BM25Index.from_bytes(row.bm25), vectors, row.model_id, row.built_at)

@@ -1,0 +1,152 @@
+"""The public API a module re-exports from private modules: `httpx.AsyncClient` is defined in
+`httpx._client` and reaches users through `from ._client import *` plus `__all__` in `httpx/__init__.py`;
+`anthropic.Anthropic` through `from ._client import Anthropic`. The local index documents such names under
+their public name, from the module that defines them.
+
+What counts as re-exported: the names in the module's literal `__all__`; a package `__init__` without one
+also re-exports every public name it imports explicitly. Only names that come from a private module
+(a dotted path with a part starting with `_`) of the same top-level package are followed — public modules
+are indexed on their own — through at most a few further imports (`from .x import *` included), to a class
+or function defined at the top level. Everything is read with `ast`; nothing is imported.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+
+Definition = ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef
+SourceOf = Callable[[str], tuple[str, bool] | None]  # dotted module name → (its source, whether a package)
+MAX_HOPS = 4
+
+
+@dataclass(frozen=True)
+class Reexport:
+    public: str  # the name users import: "AsyncClient"
+    node: Definition  # its class or function definition
+    defined_in: str  # the private module that defines it: "httpx._client"
+
+
+def reexports(tree: ast.Module, module: str, *, is_package: bool, source_of: SourceOf) -> list[Reexport]:
+    """The classes and functions `module` (parsed as `tree`) re-exports from private modules, in the
+    order `__all__` (or the imports) name them, each once."""
+    package = module if is_package else module.rpartition(".")[0]
+    imports = dict(_explicit_imports(tree, package))
+    stars = list(_star_imports(tree, package))
+    exported = _literal_all(tree)
+    local = {node.name for node in tree.body if isinstance(node, Definition)}
+    if exported is None:
+        if not is_package:
+            return []
+        exported = [name for name in imports if not name.startswith("_")]
+    parsed = _Parsed(source_of)
+    found: list[Reexport] = []
+    seen: set[str] = set()
+    for name in exported:
+        if name in seen or name in local or name.startswith("_"):
+            continue
+        seen.add(name)
+        origins = [imports[name]] if name in imports else [(star, name) for star in stars]
+        for target, original in origins:
+            if _private_within(target, module):
+                definition = parsed.find(target, original, MAX_HOPS)
+                if definition is not None:
+                    found.append(Reexport(name, definition[0], definition[1]))
+                    break
+    return found
+
+
+class _Parsed:
+    """Modules parsed on demand (each at most once)."""
+
+    def __init__(self, source_of: SourceOf) -> None:
+        self._source_of = source_of
+        self._trees: dict[str, tuple[ast.Module, bool] | None] = {}
+
+    def tree(self, module: str) -> tuple[ast.Module, bool] | None:
+        """The module's syntax tree and whether it is a package, or None when it cannot be read."""
+        if module not in self._trees:
+            found = self._source_of(module)
+            try:
+                self._trees[module] = (ast.parse(found[0]), found[1]) if found and found[0] else None
+            except (SyntaxError, ValueError):
+                self._trees[module] = None
+        return self._trees[module]
+
+    def find(self, module: str, name: str, hops: int) -> tuple[Definition, str] | None:
+        """The top-level class or function `name` of `module`, following its imports `hops` deep."""
+        parsed = self.tree(module)
+        if parsed is None:
+            return None
+        tree, is_package = parsed
+        for node in tree.body:
+            if isinstance(node, Definition) and node.name == name:
+                return node, module
+        if hops == 0:
+            return None
+        package = module if is_package else module.rpartition(".")[0]
+        imports = dict(_explicit_imports(tree, package))
+        targets = [imports[name]] if name in imports else [(star, name) for star in _star_imports(tree, package)]
+        for target, original in targets:
+            if target.split(".")[0] == module.split(".")[0]:
+                found = self.find(target, original, hops - 1)
+                if found is not None:
+                    return found
+        return None
+
+
+def _resolve(level: int, target: str | None, package: str) -> str | None:
+    """The absolute module of `from <dots><target> import …` written in `package`."""
+    if level == 0:
+        return target
+    parts = package.split(".") if package else []
+    if level - 1 > len(parts):
+        return None
+    base = parts[: len(parts) - (level - 1)]
+    return ".".join([*base, *([target] if target else [])]) or None
+
+
+def _explicit_imports(tree: ast.Module, package: str) -> Iterator[tuple[str, tuple[str, str]]]:
+    """(bound name, (absolute module, original name)) for each top-level `from m import a [as b]`."""
+    for node in tree.body:
+        if isinstance(node, ast.ImportFrom):
+            target = _resolve(node.level, node.module, package)
+            if target is None:
+                continue
+            for alias in node.names:
+                if alias.name != "*":
+                    yield alias.asname or alias.name, (target, alias.name)
+
+
+def _star_imports(tree: ast.Module, package: str) -> Iterator[str]:
+    """The absolute modules of each top-level `from m import *`."""
+    for node in tree.body:
+        if isinstance(node, ast.ImportFrom) and any(alias.name == "*" for alias in node.names):
+            target = _resolve(node.level, node.module, package)
+            if target is not None:
+                yield target
+
+
+def _literal_all(tree: ast.Module) -> list[str] | None:
+    """The names of a literal `__all__ = [...]` (plus `__all__ += [...]`), or None when there is none."""
+    names: list[str] | None = None
+    for node in tree.body:
+        value: ast.expr | None = None
+        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "__all__" for t in node.targets):
+            names, value = [], node.value
+        elif isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name) and node.target.id == "__all__":
+            value = node.value
+        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and node.target.id == "__all__":
+            names, value = [], node.value
+        if isinstance(value, ast.List | ast.Tuple):
+            names = (names or []) + [
+                e.value for e in value.elts if isinstance(e, ast.Constant) and isinstance(e.value, str)
+            ]
+    return names
+
+
+def _private_within(target: str, module: str) -> bool:
+    """Whether `target` is a private module of `module`'s top-level package."""
+    parts = target.split(".")
+    return parts[0] == module.split(".")[0] and any(part.startswith("_") for part in parts[1:])

@@ -1,0 +1,96 @@
+"""Public names re-exported from private modules are documented under the public name — on synthetic
+packages (every import form) and on real installed ones (httpx, anthropic) through the local index."""
+
+from typing import Any
+
+import pytest
+
+from almanac.rag.local_docs import distribution_documents, module_markdown
+from almanac.rag.local_index import IndexInputs, build_local_index
+from almanac.rag.local_search import load_local_index
+from almanac.rag.pipeline import DocRequest, DocumentationPipeline
+from almanac.rag.query import RuleQueryParser
+from almanac.rag.rerank import FusedOrder
+from almanac.rag.select import RuleSelector
+from almanac.rag.sources.local import LocalSource
+
+PACKAGE = {
+    "pkg": (
+        'from ._client import *\nfrom ._config import Timeout as Deadline, helper\nfrom .public import Shown\n'
+        'from typing import Any\n__all__ = ["Client", "Deadline", "helper", "Shown", "Any", "Missing"]\n',
+        True,
+    ),
+    "pkg._client": (
+        '__all__ = ["Client"]\nfrom ._base import Client\n',
+        False,
+    ),
+    "pkg._base": (
+        'class Client:\n    """Sends requests."""\n\n    def get(self, url: str) -> str:\n        """GET it."""\n',
+        False,
+    ),
+    "pkg._config": (
+        'class Timeout:\n    """How long to wait."""\n\n\nasync def helper(x: int) -> int:\n    """Helps."""\n',
+        False,
+    ),
+    "pkg.public": ('class Shown:\n    """Documented in its own module."""\n', False),
+}  # fmt: skip
+
+
+def source_of(module: str) -> tuple[str, bool] | None:
+    return PACKAGE.get(module)
+
+
+def test_all_names_are_followed_through_star_imports_aliases_and_chains() -> None:
+    text = module_markdown(PACKAGE["pkg"][0], "pkg", is_package=True, source_of=source_of)
+    assert "## class `pkg.Client`\n\nDefined in `pkg._base`.\n\nSends requests." in text
+    assert "### `pkg.Client.get(self, url: str) -> str`\n\nGET it." in text
+    assert "## class `pkg.Deadline`\n\nDefined in `pkg._config`.\n\nHow long to wait." in text
+    assert "## `async pkg.helper(x: int) -> int`\n\nDefined in `pkg._config`.\n\nHelps." in text
+    # Public modules are indexed on their own; other packages and unknown names are not followed.
+    assert "Shown" not in text and "Any" not in text and "Missing" not in text
+
+
+def test_a_package_without_all_re_exports_its_explicit_public_imports() -> None:
+    init = "from ._config import Timeout, _hidden\nimport os\n"
+    text = module_markdown(init, "pkg", is_package=True, source_of=source_of)
+    assert "## class `pkg.Timeout`" in text and "_hidden" not in text
+    # A plain module without __all__ re-exports nothing: its imports are its own business.
+    assert module_markdown(init, "pkg.tools", source_of=source_of) == ""
+
+
+def test_installed_httpx_and_anthropic_document_their_clients_under_the_public_name() -> None:
+    docs = {doc.title: doc.text for _, found in distribution_documents(["httpx", "anthropic"]) for doc in found}
+    assert "## class `httpx.AsyncClient(BaseClient)`\n\nDefined in `httpx._client`." in docs["httpx"]
+    assert "An asynchronous HTTP client, with connection pooling" in docs["httpx"]
+    assert "## class `httpx.Timeout`\n\nDefined in `httpx._config`." in docs["httpx"]
+    assert "## class `anthropic.Anthropic(SyncAPIClient)`\n\nDefined in `anthropic._client`." in docs["anthropic"]
+    assert "Construct a new synchronous Anthropic client instance." in docs["anthropic"]
+
+
+@pytest.mark.parametrize(
+    ("question", "library", "title", "text"),
+    [
+        ("How do I use httpx AsyncClient with connection pooling?", "httpx", "httpx.AsyncClient",
+         "asynchronous HTTP client"),
+        ("httpx Timeout configuration for connect and read", "httpx", "httpx.Timeout", "Timeout configuration"),
+        ("How do I construct a synchronous Anthropic client?", "anthropic", "anthropic.Anthropic",
+         "synchronous Anthropic client"),
+    ],
+)  # fmt: skip
+async def test_questions_about_re_exported_apis_find_their_docstrings(
+    sqlite_url: str, build: Any, question: str, library: str, title: str, text: str
+) -> None:
+    services, _ = build(sqlite_url)
+    inputs = IndexInputs(packages=True, package_names=("httpx", "anthropic"), stdlib=False)
+    await build_local_index(services.database, inputs, None)
+    index = await load_local_index(services.database)
+    assert index is not None
+    local = LocalSource(index=lambda: index, embedder=None)
+    pipeline = DocumentationPipeline(
+        source=local, fallback=None, parser=RuleQueryParser(local.names), selector=RuleSelector(), reranker=FusedOrder()
+    )
+    result = await pipeline.run(DocRequest(question))
+    assert result.library.id == f"/pypi/{library}"
+    found = [p.chunk for p in result.passages if f"`{title}" in p.chunk.title or f"`{title}" in p.chunk.text]
+    assert found, [p.chunk.title for p in result.passages]
+    assert any(text in chunk.text for chunk in found)
