@@ -6,19 +6,15 @@ import asyncio
 import contextlib
 import logging
 import os
-import socket
-import subprocess
-import sys
-import time
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
 import pytest_asyncio
 from tests.mcp_servers.harness import FAST, FLAKY, client_for, eventually, flaky_server, write_config
+from tests.mcp_servers.harness import http_server as harness_http_server
 
 from almanac.llm.messages import ToolUseBlock
 from almanac.mcp_client import McpClient
@@ -86,12 +82,12 @@ async def test_a_server_timeout_shorter_than_the_tool_timeout_is_honoured_end_to
     _, registry = flaky
     tool = registry.get("flaky__hang")
     assert tool is not None
-    started = time.monotonic()
-    outcome = await run_call(tool, ToolUseBlock("toolu_1", "flaky__hang", {}), CONTEXT, timeout_s=30)
-    elapsed = time.monotonic() - started
+    # The caller's own limit is an hour: only the server's timeout_s (1.5 s) can end this call (if
+    # it did not, pytest-timeout would fail the test; no upper bound on time is asserted here).
+    outcome = await run_call(tool, ToolUseBlock("toolu_1", "flaky__hang", {}), CONTEXT, timeout_s=3600)
     assert outcome.status is ToolStatus.TIMEOUT  # refunded like every timed-out tool call
-    assert 1.4 < elapsed < 3, elapsed  # timeout_s 1.5, not TOOL_TIMEOUT_S 30
-    with pytest.raises(CallTimeout, match=r"did not answer slow within 1\.5 s"):
+    assert outcome.duration_ms >= 1_400  # it waited for the server's limit, not less
+    with pytest.raises(CallTimeout, match=r"did not answer slow within 1\.5 s"):  # the server's limit, by name
         await run(registry, "flaky__slow", seconds=5)
     # A hung call does not mean a hung server: it still answers, without a restart.
     assert (await run(registry, "flaky__slow", seconds=0.1)).content == "done after 0.1 s"
@@ -123,10 +119,9 @@ async def test_a_crash_mid_call_restarts_with_backoff_then_the_breaker_opens(
         first = await pid(registry)
         with pytest.raises(ServerLost, match="crashed while running crash"):
             await run(registry, "flaky__crash")
-        started = time.monotonic()
+        # Fails at once (not queued until the restart, which would answer it), the tools stay listed.
         with pytest.raises(ServerUnavailable, match=r"failed .* and is restarting"):
             await run(registry, "flaky__echo", text="meanwhile")
-        assert time.monotonic() - started < 0.5  # fails fast, the tools stay listed
         assert "flaky__echo" in registry
         await eventually(lambda: server.state is State.READY, message="the first restart")
         assert await pid(registry) != first
@@ -235,36 +230,14 @@ async def test_stop_ends_the_process_and_removes_its_tools(tmp_path: Path) -> No
         os.kill(process, 0)
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 @pytest.fixture
-def http_server() -> Iterator[str]:
-    port = free_port()
-    process = subprocess.Popen(
-        [sys.executable, str(FLAKY), "--http", str(port)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
-    )
-    url = f"http://127.0.0.1:{port}/mcp"
-    try:
-        deadline = time.monotonic() + 20
-        while True:
-            try:
-                httpx.get(url, timeout=1)
-                break
-            except httpx.HTTPError:
-                if time.monotonic() > deadline or process.poll() is not None:
-                    raise
-                time.sleep(0.1)
+def flaky_http() -> Iterator[str]:
+    with harness_http_server(FLAKY) as url:
         yield url
-    finally:
-        process.terminate()
-        process.wait(timeout=10)
 
 
-async def test_a_streamable_http_server_gets_its_headers(tmp_path: Path, http_server: str) -> None:
+async def test_a_streamable_http_server_gets_its_headers(tmp_path: Path, flaky_http: str) -> None:
+    http_server = flaky_http
     registry = ToolRegistry()
     config = write_config(
         tmp_path, {"remote": {"url": http_server, "headers": {"Authorization": "Bearer ${TOKEN}"}, "timeout_s": 5}}

@@ -2,7 +2,9 @@
 names them (and says why the GitHub one is off), the tools are served, and nothing is left behind."""
 
 import os
+import re
 import signal
+import stat
 import subprocess
 import sys
 from pathlib import Path
@@ -53,7 +55,10 @@ def test_serve_starts_and_stops_the_mcp_servers(tmp_path: Path) -> None:
     finally:
         process.send_signal(signal.SIGINT)
         log, _ = process.communicate(timeout=30)
-    assert "MCP servers  git (7 tools)" in log
+    assert re.search(r"MCP servers +git \(7 tools\)", log)
+    # A local run without SECRET_KEY generates the key for users' tokens into the data folder, privately.
+    assert stat.S_IMODE((tmp_path / "data" / "secret-key").stat().st_mode) == 0o600
+    assert re.search(r"user tokens +encrypted at rest \(key: data/secret-key \(generated\)\)", log)
     assert "MCP server github (Docker is not usable:" in log
     assert "ghp_not_a_real_token" not in log
     assert not [child for child in children if child.is_running() and child.status() != psutil.STATUS_ZOMBIE]

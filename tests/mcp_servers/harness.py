@@ -3,18 +3,24 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
+import os
+import socket
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
+
+import httpx
 
 from almanac.mcp_client import McpClient, RestartPolicy
 from almanac.tools.registry import ToolRegistry
 
 FLAKY = Path(__file__).resolve().parent / "flaky.py"
+GITHUB_LIKE = Path(__file__).resolve().parent / "github_like.py"
 SHIPPED_CONFIG = Path(__file__).resolve().parents[2] / "mcp" / "servers.json"
 FAST = RestartPolicy(
     initial_backoff_s=0.2,
@@ -90,3 +96,37 @@ async def eventually(check: Callable[[], bool], *, timeout_s: float = 15, messag
         if time.monotonic() > deadline:
             raise AssertionError(f"timed out waiting for {message}")
         await asyncio.sleep(0.05)
+
+
+def free_port() -> int:
+    """A TCP port nobody listens on right now."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@contextlib.contextmanager
+def http_server(script: Path, *, env: Mapping[str, str] | None = None) -> Iterator[str]:
+    """Run `script --http PORT` and yield its MCP URL once it answers (any HTTP status)."""
+    port = free_port()
+    process = subprocess.Popen(
+        [sys.executable, str(script), "--http", str(port)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env={**os.environ, **(env or {})},
+    )
+    url = f"http://127.0.0.1:{port}/mcp"
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                httpx.get(url, timeout=1)
+                break
+            except httpx.HTTPError:
+                if time.monotonic() > deadline or process.poll() is not None:
+                    raise
+                time.sleep(0.1)
+        yield url
+    finally:
+        process.terminate()
+        process.wait(timeout=10)

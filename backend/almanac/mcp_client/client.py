@@ -5,24 +5,30 @@ miss variables, or need Docker where Docker is not usable (one log line each, sa
 the others and waits a bounded time for their first tool lists. Tools are registered as
 `<server>__<tool>` while their server is up (or restarting), replaced when it announces a new
 list, and removed when it is paused by its circuit breaker or stopped. `stop()` closes them all.
+
+A server configured with `user_token` runs each user's calls with that user's own token
+(`sessions.UserSessions`); its main session, with the operator's credentials, lists the tools and
+serves users without a token only when the integration is in `shared`.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from mcp import types
 
+from almanac.billing.pricing import BillingCategory
 from almanac.mcp_client.breaker import RestartPolicy
 from almanac.mcp_client.config import DisabledServer, McpConfigError, ServerConfig, load_config
 from almanac.mcp_client.docker import docker_problem
 from almanac.mcp_client.names import tool_name
 from almanac.mcp_client.server import McpServer, State
-from almanac.mcp_client.tool import mcp_tool
+from almanac.mcp_client.sessions import TokenSource, UserSessions, connect_hint
+from almanac.mcp_client.tool import ToolCaller, mcp_tool
 from almanac.tools.registry import ToolRegistrationError, ToolRegistry
 
 log = logging.getLogger("almanac.mcp")
@@ -54,12 +60,15 @@ class McpClient:
         policy: RestartPolicy | None = None,
         hints: Mapping[str, str] | None = None,
         docker_probe: DockerProbe = docker_problem,
+        tokens: TokenSource | None = None,
+        shared: Collection[str] = (),
     ) -> None:
         self.registry = registry
         self.config_path = config_path
         self.enabled = enabled
         self.policy = policy or RestartPolicy()
         self.servers: dict[str, McpServer] = {}
+        self.user_sessions: dict[str, UserSessions] = {}  # servers that use each user's own token
         self.disabled: list[DisabledServer] = []
         self.problem = ""  # why there are no MCP servers at all ("" if none is wrong)
         self._variables = dict(variables)
@@ -67,6 +76,8 @@ class McpClient:
         self._startup_wait_s = startup_wait_s
         self._hints = dict(hints or {})
         self._docker_probe = docker_probe
+        self._tokens = tokens
+        self._shared = frozenset(shared)
         self._names: dict[str, dict[str, str]] = {}  # server → {registry name: tool name}
 
     async def start(self) -> None:
@@ -103,12 +114,22 @@ class McpClient:
     def _add(self, config: ServerConfig) -> None:
         server = McpServer(config, policy=self.policy, on_tools=self._sync)
         self.servers[config.name] = server
+        if config.user_token is not None:
+            sessions = UserSessions(
+                server,
+                config.user_token,
+                tokens=self._tokens,
+                shared=config.user_token.integration in self._shared,
+                policy=self.policy,
+            )
+            self.user_sessions[config.name] = sessions
+            sessions.start()
         server.start()
 
     async def stop(self) -> None:
-        """Stop every server (each closes its own session) and remove their tools."""
-        servers = list(self.servers.values())
-        await asyncio.gather(*(server.stop() for server in servers), return_exceptions=True)
+        """Stop every server (each closes its own session, and every user's) and remove their tools."""
+        stopping = [*(s.stop() for s in self.user_sessions.values()), *(s.stop() for s in self.servers.values())]
+        await asyncio.gather(*stopping, return_exceptions=True)
 
     def _explained(self, off: DisabledServer) -> DisabledServer:
         hints = [self._hints[name] for name in off.missing if name in self._hints]
@@ -126,6 +147,7 @@ class McpClient:
             return
         registered: dict[str, str] = {}
         taken = set(self.registry.names)
+        caller: ToolCaller = self.user_sessions.get(server.name, server)
         for tool in tools:
             if not server.config.allows(tool.name):
                 continue
@@ -135,8 +157,9 @@ class McpClient:
                 name=name,
                 server=server.name,
                 billing=server.config.billing,
-                caller=server,
+                caller=caller,
                 timeout_s=server.config.timeout_s,
+                credentials_hint=_credentials_hint(server.config),
             )
             try:
                 self.registry.register(entry)
@@ -173,7 +196,18 @@ class McpClient:
         parts = []
         for status in self.statuses():
             if status.state == State.READY.value:
-                parts.append(f"{status.name} ({status.tools} tools)")
+                sessions = self.user_sessions.get(status.name)
+                whose = f", {sessions.describe()}" if sessions is not None else ""
+                parts.append(f"{status.name} ({status.tools} tools{whose})")
             elif status.state != "off":
                 parts.append(f"{status.name} ({status.state})")
         return ", ".join(parts) or "none"
+
+
+def _credentials_hint(config: ServerConfig) -> str | None:
+    """What to do when the server refuses a call's token (None: it does not act with one)."""
+    if config.user_token is not None:
+        return connect_hint(config.user_token.integration) + " (a valid one, with access to what you asked for)."
+    if config.billing is BillingCategory.GITHUB:
+        return "The operator must check the token in this server's configuration."
+    return None

@@ -15,6 +15,12 @@ Almanac's own per-server fields.
 - `timeout_s` (one call, end to end; default TOOL_TIMEOUT_S), `enabled` (or `disabled`), `billing`
   (`tool` = 2 credits a call, `github` = 3), `allow` / `deny` (tool names, `*` wildcards allowed),
   `description`.
+- `user_token` (`UserTokenSpec`): each user's calls run with that user's own token for an
+  integration (e.g. `github`), sent as a header on every request of the user's own session
+  (streamable HTTP: `header`, default `Authorization`, with `prefix`, default `Bearer `) or given
+  to a process of the user's own (stdio: `env`); at most `max_sessions` such sessions at once, each
+  stopped after `idle_s` without calls. The server's own `headers` / `env` (the operator's token)
+  then only list the tools, unless the integration is shared (see `sessions.py`).
 - `${VAR}` (and `${VAR:-default}`) is filled from the given variables in `command`, `args`, `env`,
   `cwd`, `url` and `headers`. A server that needs a variable which is unset (or empty) is disabled,
   and the reason names the variables. An `env` entry that expands to an empty string is left out.
@@ -29,7 +35,7 @@ import fnmatch
 import json
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
@@ -38,7 +44,8 @@ from almanac.billing.pricing import BillingCategory
 Transport = Literal["stdio", "http"]
 _VARIABLE = re.compile(r"\$\{(?P<name>[A-Za-z_][A-Za-z0-9_]*)(?::-(?P<default>[^}]*))?\}")
 _KNOWN_FIELDS = frozenset(
-    "command args env cwd url headers type transport timeout_s enabled disabled billing allow deny description".split()
+    "command args env cwd url headers type transport timeout_s enabled disabled billing allow deny description "
+    "user_token".split()
 )
 _TRANSPORTS: Mapping[str, Transport] = {"stdio": "stdio", "http": "http", "streamable-http": "http"}
 _TRANSPORTS_ALIASES = {"streamablehttp": "streamable-http", "streamable_http": "streamable-http"}
@@ -46,6 +53,25 @@ _TRANSPORTS_ALIASES = {"streamablehttp": "streamable-http", "streamable_http": "
 
 class McpConfigError(ValueError):
     """The MCP configuration file cannot be used at all (unreadable, not JSON, wrong shape)."""
+
+
+@dataclass(frozen=True)
+class UserTokenSpec:
+    """How a server takes a user's own token (see the module docstring)."""
+
+    integration: str
+    header: str = "Authorization"
+    prefix: str = "Bearer "
+    env: str = ""
+    max_sessions: int = 10
+    idle_s: float = 300.0
+
+    def apply(self, config: ServerConfig, token: str) -> ServerConfig:
+        """`config` as one user's session: their token replaces the operator's."""
+        if config.transport == "http":
+            headers = {k: v for k, v in config.headers.items() if k.lower() != self.header.lower()}
+            return replace(config, headers={**headers, self.header: f"{self.prefix}{token}"})
+        return replace(config, env={**config.env, self.env: token})
 
 
 @dataclass(frozen=True)
@@ -65,6 +91,7 @@ class ServerConfig:
     allow: tuple[str, ...] = ()
     deny: tuple[str, ...] = ()
     description: str = ""
+    user_token: UserTokenSpec | None = None
 
     def allows(self, tool: str) -> bool:
         """Whether the allow/deny lists let this tool through (deny wins; no allow list = all)."""
@@ -220,6 +247,7 @@ def _parse_server(name: str, entry: Any, variables: Mapping[str, str], default_t
         allow=_patterns(entry, "allow"),
         deny=_patterns(entry, "deny"),
         description=str(entry.get("description", "")),
+        user_token=_user_token(entry, transport),
     )
 
 
@@ -253,3 +281,40 @@ def _patterns(entry: Mapping[str, Any], key: str) -> tuple[str, ...]:
     if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
         raise _Disabled(f"{key} must be a list of tool names")
     return tuple(value)
+
+
+_USER_TOKEN_FIELDS = frozenset({"integration", "header", "prefix", "env", "max_sessions", "idle_s"})
+_HEADER_NAME = re.compile(r"^[A-Za-z0-9-]+$")
+_ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+def _user_token(entry: Mapping[str, Any], transport: Transport) -> UserTokenSpec | None:
+    raw = entry.get("user_token")
+    if raw is None:
+        return None
+    if isinstance(raw, str):
+        raw = {"integration": raw}
+    if not isinstance(raw, Mapping) or set(raw) - _USER_TOKEN_FIELDS:
+        raise _Disabled(f"user_token must be an object of {', '.join(sorted(_USER_TOKEN_FIELDS))}")
+    integration, header, prefix = raw.get("integration"), raw.get("header", "Authorization"), raw.get("prefix")
+    env, max_sessions, idle_s = raw.get("env", ""), raw.get("max_sessions", 10), raw.get("idle_s", 300)
+    if not isinstance(integration, str) or not integration:
+        raise _Disabled("user_token.integration must name an integration, e.g. github")
+    if not isinstance(header, str) or not _HEADER_NAME.match(header):
+        raise _Disabled("user_token.header must be an HTTP header name")
+    if prefix is not None and not isinstance(prefix, str):
+        raise _Disabled("user_token.prefix must be a string")
+    if transport == "stdio" and not (isinstance(env, str) and _ENV_NAME.match(env)):
+        raise _Disabled("user_token.env must name the environment variable a stdio server reads the token from")
+    if isinstance(max_sessions, bool) or not isinstance(max_sessions, int) or max_sessions < 1:
+        raise _Disabled("user_token.max_sessions must be a positive whole number")
+    if isinstance(idle_s, bool) or not isinstance(idle_s, int | float) or idle_s <= 0:
+        raise _Disabled("user_token.idle_s must be a positive number of seconds")
+    return UserTokenSpec(
+        integration=integration,
+        header=header,
+        prefix="Bearer " if prefix is None else prefix,
+        env=env if transport == "stdio" else "",
+        max_sessions=max_sessions,
+        idle_s=float(idle_s),
+    )

@@ -4,6 +4,10 @@ For the model (all raised by `McpServer.call`, so they become tool results):
 - `ServerUnavailable` (a `ToolUnavailable`): the server is starting, restarting or paused; nothing
   ran, nothing is charged.
 - `ServerLost` (a `ToolUnavailable`): the server died or was stopped while the call ran; not charged.
+- `TokenRequired` (a `ToolUnavailable`): the server runs each user's calls with their own token
+  (`user_token`), this user has none and the operator's is not shared; not sent, not charged.
+- `CredentialsRejected` (a `ToolUnavailable`): the server refused the token the call ran with
+  (401/403, bad credentials); not charged.
 - `CallRejected` (a `ToolError`): the call is not allowed, or the server refused the request.
 - `CallTimeout` (a `TimeoutError`, so the turn loop records a timeout and refunds the call).
 
@@ -24,6 +28,14 @@ class ServerUnavailable(ToolUnavailable):
 
 class ServerLost(ToolUnavailable):
     """The server died, hung or was stopped while the call was running."""
+
+
+class TokenRequired(ToolUnavailable):
+    """The user has no token of their own for this server's integration, and none is shared."""
+
+
+class CredentialsRejected(ToolUnavailable):
+    """The server reported an authorization error for the token the call ran with."""
 
 
 class CallRejected(ToolError):

@@ -10,6 +10,7 @@ summarises long ones.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -18,6 +19,15 @@ from mcp import types
 from almanac.tools.base import ToolOutput
 
 EMPTY = "(the tool returned no content)"
+# How GitHub (and servers like it) say a token was refused: go-github errors read
+# "GET https://api.github.com/…: 401 Bad credentials []".
+_REFUSED = re.compile(
+    r":\s*40[13]\b|\b(bad credentials|requires authentication|must authenticate|resource not accessible by"
+    r"|unauthori[sz]ed|forbidden|invalid (token|credentials)"
+    r"|(token|credentials?) (is |was |has )?(been )?(invalid|expired|revoked))",
+    re.IGNORECASE,
+)
+MAX_PROBLEM = 200
 
 
 def to_output(result: types.CallToolResult) -> ToolOutput:
@@ -65,3 +75,19 @@ def _data(structured: Any) -> Mapping[str, Any] | None:
     if structured is None:
         return None
     return structured if isinstance(structured, Mapping) else {"result": structured}
+
+
+def authorization_problem(result: types.CallToolResult) -> str | None:
+    """For an error result that says the server refused the call's credentials (401/403, bad,
+    expired or revoked token), the line saying so (bounded); None for anything else, rate limits
+    included."""
+    if not result.is_error:
+        return None
+    text = "\n".join(block.text for block in result.content if isinstance(block, types.TextContent))
+    if "rate limit" in text.lower():
+        return None
+    for line in text.splitlines():
+        if _REFUSED.search(line):
+            line = line.strip()
+            return line if len(line) <= MAX_PROBLEM else line[: MAX_PROBLEM - 1] + "…"
+    return None

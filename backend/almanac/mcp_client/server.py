@@ -63,9 +63,16 @@ class McpServer:
     """A configured server and the task that keeps it running. `start()`, then `call()`, `stop()`."""
 
     def __init__(
-        self, config: ServerConfig, *, policy: RestartPolicy, on_tools: ToolsListener, breaker: Breaker | None = None
+        self,
+        config: ServerConfig,
+        *,
+        policy: RestartPolicy,
+        on_tools: ToolsListener,
+        breaker: Breaker | None = None,
+        role: str = "",
     ) -> None:
         self.config = config
+        self.role = role  # e.g. " (one user's session)", in log lines
         self.policy = policy
         self.state = State.STOPPED
         self.starts = 0
@@ -116,8 +123,10 @@ class McpServer:
 
     # --- calls -------------------------------------------------------------------------------
 
-    async def call(self, tool: str, arguments: Mapping[str, Any]) -> types.CallToolResult:
-        """Run `tool` on the server within `timeout_s` (see the module docstring for errors)."""
+    async def call(self, tool: str, arguments: Mapping[str, Any], *, user_id: str = "") -> types.CallToolResult:
+        """Run `tool` on the server within `timeout_s` (see the module docstring for errors). The
+        session is the same for every user (`user_id` is not used; see `sessions.py` for servers
+        that run each user's calls with their own token)."""
         if not self.config.allows(tool):
             raise CallRejected(f"{tool} is not allowed on the MCP server '{self.name}' (its allow/deny lists)")
         if self.state is not State.READY:
@@ -229,7 +238,7 @@ class McpServer:
         self._publish(tools)
         self._set_state(State.READY)
         self._attempted.set()
-        self._log.info("MCP server %s is ready; it offers %d tools", self.name, len(tools))
+        self._log.info("MCP server %s%s is ready; it offers %d tools", self.name, self.role, len(tools))
 
     def _failed(self, error: str, *, uptime_s: float | None) -> None:
         self._last_error = error
@@ -239,15 +248,16 @@ class McpServer:
             self._set_state(State.PAUSED)
             self._publish(None)
             self._log.error(
-                "MCP server %s failed %d times in a row (%s); pausing it for %.0f s",
+                "MCP server %s%s failed %d times in a row (%s); pausing it for %.0f s",
                 self.name,
+                self.role,
                 self._breaker.failures,
                 error,
                 delay,
             )
         else:
             self._set_state(State.RESTARTING)
-            self._log.warning("MCP server %s failed (%s); restarting in %.1f s", self.name, error, delay)
+            self._log.warning("MCP server %s%s failed (%s); restarting in %.1f s", self.name, self.role, error, delay)
 
     async def _serve(self, session: ClientSession, pump: asyncio.Task[None] | None) -> None:
         async with anyio.create_task_group() as group:

@@ -184,3 +184,74 @@ def test_the_shipped_servers_json_declares_git_and_github() -> None:
         "git": ("GIT_REPOSITORY",),
         "github": ("GITHUB_PERSONAL_ACCESS_TOKEN",),
     }
+
+
+GIT_READ_TOOLS = ["git_status", "git_diff_unstaged", "git_diff_staged", "git_diff", "git_log", "git_show", "git_branch"]
+
+
+@pytest.mark.parametrize("name", ["servers.json", "servers.compose.json"])
+def test_the_shipped_git_server_allows_only_read_tools(name: str) -> None:
+    document = json.loads((REPO_SERVERS.parent / name).read_text())
+    entry = document["mcpServers"]["git"]
+    assert entry["allow"] == GIT_READ_TOOLS and "deny" not in entry  # an allow list: new tools stay out
+    variables = {"PYTHON": "python", "GIT_REPOSITORY": "/src/repo"}
+    (git,) = [s for s in parse_config(document, variables=variables, default_timeout_s=30).servers if s.name == "git"]
+    for write_tool in ("git_commit", "git_add", "git_reset", "git_checkout", "git_create_branch", "git_push", "git_x"):
+        assert not git.allows(write_tool), write_tool
+
+
+def test_the_shipped_github_servers_take_each_users_token() -> None:
+    variables = {"PYTHON": "python", "GITHUB_PERSONAL_ACCESS_TOKEN": "ghp_operator"}
+    stdio = parse_config(json.loads(REPO_SERVERS.read_text()), variables=variables, default_timeout_s=30)
+    compose = json.loads((REPO_SERVERS.parent / "servers.compose.json").read_text())
+    http = parse_config(compose, variables=variables, default_timeout_s=30)
+    (docker,) = stdio.servers
+    (remote,) = http.servers
+    assert docker.user_token is not None and remote.user_token is not None
+    assert (docker.user_token.integration, docker.user_token.env) == ("github", "GITHUB_PERSONAL_ACCESS_TOKEN")
+    mine = docker.user_token.apply(docker, "ghp_mine")
+    assert mine.env["GITHUB_PERSONAL_ACCESS_TOKEN"] == "ghp_mine" and mine.args == docker.args
+    assert remote.headers["Authorization"] == "Bearer ghp_operator"
+    theirs = remote.user_token.apply(remote, "ghp_theirs")
+    assert theirs.headers == {**remote.headers, "Authorization": "Bearer ghp_theirs"}
+    assert remote.headers["Authorization"] == "Bearer ghp_operator"  # the server's own config is unchanged
+
+
+def test_user_token_fields_are_parsed_with_defaults() -> None:
+    document = {
+        "mcpServers": {
+            "short": {"url": "https://x/mcp", "user_token": "github"},
+            "custom": {
+                "url": "https://x/mcp",
+                "headers": {"authorization": "token op"},
+                "user_token": {"integration": "github", "header": "Authorization", "prefix": "token ", "idle_s": 5},
+            },
+            "stdio": {"command": "srv", "user_token": {"integration": "github", "env": "TOKEN", "max_sessions": 2}},
+        }
+    }
+    short, custom, stdio = parse_config(document, variables={}, default_timeout_s=30).servers
+    assert short.user_token is not None and (short.user_token.header, short.user_token.prefix) == (
+        "Authorization",
+        "Bearer ",
+    )
+    assert (short.user_token.max_sessions, short.user_token.idle_s) == (10, 300.0)
+    assert custom.user_token is not None
+    assert custom.user_token.apply(custom, "abc").headers == {"Authorization": "token abc"}  # replaced, any case
+    assert stdio.user_token is not None and (stdio.user_token.env, stdio.user_token.max_sessions) == ("TOKEN", 2)
+
+
+@pytest.mark.parametrize(
+    ("entry", "reason"),
+    [
+        ({"command": "srv", "user_token": "github"}, "user_token.env must name"),
+        ({"url": "https://x", "user_token": {"integration": ""}}, "user_token.integration"),
+        ({"url": "https://x", "user_token": {"integration": "github", "header": "Bad Header"}}, "HTTP header"),
+        ({"url": "https://x", "user_token": {"integration": "github", "max_sessions": 0}}, "max_sessions"),
+        ({"url": "https://x", "user_token": {"integration": "github", "idle_s": -1}}, "idle_s"),
+        ({"url": "https://x", "user_token": {"integration": "github", "surprise": 1}}, "user_token must be"),
+        ({"url": "https://x", "user_token": ["github"]}, "user_token must be"),
+    ],
+)
+def test_a_bad_user_token_disables_the_server(entry: dict[str, Any], reason: str) -> None:
+    (off,) = parse_config({"mcpServers": {"s": entry}}, variables={}, default_timeout_s=30).disabled
+    assert reason in off.reason

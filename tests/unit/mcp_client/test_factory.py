@@ -7,7 +7,16 @@ from pathlib import Path
 from pydantic import SecretStr
 
 from almanac.config import Settings
-from almanac.mcp_client.factory import CHECKOUT_CONFIG, build_mcp_client, config_path, find_work_tree, mcp_variables
+from almanac.mcp_client.factory import (
+    CHECKOUT_CONFIG,
+    SHARED_GIT_HINT,
+    build_mcp_client,
+    config_path,
+    find_work_tree,
+    hints,
+    mcp_variables,
+    shared_integrations,
+)
 from almanac.tools.registry import ToolRegistry
 
 
@@ -59,3 +68,30 @@ def test_the_client_follows_the_settings(tmp_path: Path) -> None:
         cwd=tmp_path,
     )
     assert (client.enabled, client.config_path) == (False, CHECKOUT_CONFIG)
+
+
+def test_with_local_user_off_the_host_repository_is_served_only_when_named(tmp_path: Path) -> None:
+    repo = git_repo(tmp_path / "repo")
+    production = settings(local_user=False)
+    assert "GIT_REPOSITORY" not in mcp_variables(production, environ={"GIT_REPOSITORY": str(repo)}, cwd=repo)
+    assert hints(production)["GIT_REPOSITORY"] == SHARED_GIT_HINT
+    named = mcp_variables(settings(local_user=False, git_repository=repo), environ={}, cwd=tmp_path)
+    assert named["GIT_REPOSITORY"] == str(repo.resolve())
+    assert "work tree" in hints(settings(local_user=True))["GIT_REPOSITORY"]
+
+
+async def test_the_git_server_is_off_in_production_without_git_repository_and_says_why(tmp_path: Path) -> None:
+    repo = git_repo(tmp_path / "repo")
+    client = build_mcp_client(settings(local_user=False), ToolRegistry(), environ={}, cwd=repo)
+    await client.start()
+    try:
+        off = {status.name: status for status in client.statuses() if status.state == "off"}
+        assert off["git"].detail == f"GIT_REPOSITORY is not set ({SHARED_GIT_HINT})"
+        assert "git" not in client.servers
+    finally:
+        await client.stop()
+
+
+def test_the_operator_token_is_shared_only_on_opt_in() -> None:
+    assert shared_integrations(settings()) == frozenset()
+    assert shared_integrations(settings(github_shared_token=True)) == {"github"}

@@ -4,9 +4,10 @@ described (never dumped), structured content as JSON when there is no text, erro
 import base64
 import json
 
+import pytest
 from mcp import types
 
-from almanac.mcp_client.results import EMPTY, to_output
+from almanac.mcp_client.results import EMPTY, authorization_problem, to_output
 
 
 def result(*content: types.ContentBlock, structured: object = None, is_error: bool = False) -> types.CallToolResult:
@@ -70,3 +71,33 @@ def test_an_empty_result_says_so() -> None:
 def test_large_results_are_kept_whole() -> None:
     text = "line\n" * 100_000
     assert to_output(result(types.TextContent(text=text))).content == text
+
+
+@pytest.mark.parametrize(
+    ("text", "problem"),
+    [
+        ("failed to search: GET https://api.github.com/search/repositories?q=x: 401 Bad credentials []", True),
+        (
+            "failed to get file: GET https://api.github.com/repos/o/r/contents/x: 403 Resource not accessible by "
+            "personal access token []",
+            True,
+        ),
+        ("Requires authentication", True),
+        ("the token has expired", True),
+        ("failed: GET https://api.github.com/x: 403 API rate limit exceeded for user ID 1 []", False),
+        ("failed to get issue: GET https://api.github.com/repos/o/r/issues/403: 404 Not Found []", False),
+        ("no such repository", False),
+    ],
+)
+def test_authorization_errors_are_recognised(text: str, problem: bool) -> None:
+    found = authorization_problem(result(types.TextContent(text=text), is_error=True))
+    assert (found is not None) is problem
+    if problem:
+        assert found == text
+
+
+def test_only_error_results_are_authorization_errors() -> None:
+    assert authorization_problem(result(types.TextContent(text="401 Bad credentials"))) is None
+    long = "x: 401 Bad credentials " + "y" * 500
+    found = authorization_problem(result(types.TextContent(text=long), is_error=True))
+    assert found is not None and len(found) == 200 and found.endswith("…")
