@@ -1,0 +1,80 @@
+"""Errors of the Anthropic-compatible gateway, in Anthropic's shape.
+
+Every failure a caller sees is `{"type": "error", "error": {"type", "message"}}` with the status the
+official SDKs map to the right exception: 400 invalid_request_error, 401 authentication_error,
+402 billing_error, 403 permission_error, 404 not_found_error, 413 request_too_large, 429
+rate_limit_error, 500 api_error, 504 timeout_error, 529 overloaded_error. Mid-stream failures
+are the same body sent as an SSE `error` event.
+
+    GatewayError            a refusal or failure with its status and Anthropic error type
+    UpstreamError           the upstream model server failed (mapped from its status here)
+"""
+
+from __future__ import annotations
+
+import orjson
+
+STATUS_TYPES = {
+    400: "invalid_request_error",
+    401: "authentication_error",
+    402: "billing_error",
+    403: "permission_error",
+    404: "not_found_error",
+    413: "request_too_large",
+    429: "rate_limit_error",
+    500: "api_error",
+    502: "api_error",
+    504: "timeout_error",
+    529: "overloaded_error",
+}
+
+
+class GatewayError(Exception):
+    """A response the caller gets instead of a message: HTTP status, Anthropic error type, text."""
+
+    def __init__(self, status: int, message: str, *, error_type: str | None = None, retry_after: str | None = None):
+        super().__init__(message)
+        self.status = status
+        self.error_type = error_type or STATUS_TYPES.get(status, "api_error")
+        self.message = message
+        self.retry_after = retry_after
+
+    def body(self) -> bytes:
+        """The JSON error body."""
+        return error_body(self.error_type, self.message)
+
+    def headers(self) -> dict[str, str]:
+        headers = {"content-type": "application/json"}
+        if self.retry_after:
+            headers["retry-after"] = self.retry_after
+        # The SDKs retry 409/429/5xx; a refusal that a retry cannot fix says so.
+        if self.status in (400, 401, 402, 403, 404, 413):
+            headers["x-should-retry"] = "false"
+        return headers
+
+
+class UpstreamError(GatewayError):
+    """The model server behind the gateway failed; `detail` is its own (safe) message."""
+
+
+def error_body(error_type: str, message: str) -> bytes:
+    return orjson.dumps({"type": "error", "error": {"type": error_type, "message": message}})
+
+
+def upstream_error(status: int, detail: str, *, retry_after: str | None = None) -> UpstreamError:
+    """Our error for an upstream HTTP failure. Rejected upstream credentials are the operator's
+    problem, not the caller's, so they become a 500 rather than a 401."""
+    detail = detail[:500] or "no details"
+    if status in (401, 403):
+        return UpstreamError(500, f"the upstream model server rejected the gateway's credentials ({detail})")
+    if status == 404:
+        return UpstreamError(404, f"the upstream model server does not know this model ({detail})")
+    if status == 429:
+        return UpstreamError(429, f"the upstream model server is rate-limiting ({detail})", retry_after=retry_after)
+    if status in (408, 504):
+        return UpstreamError(504, f"the upstream model server timed out ({detail})")
+    if status in (503, 529):
+        return UpstreamError(529, f"the upstream model server is overloaded ({detail})", retry_after=retry_after)
+    if 400 <= status < 500:
+        return UpstreamError(400, f"the upstream model server rejected the request ({status}: {detail})")
+    return UpstreamError(500, f"the upstream model server failed ({status}: {detail})")

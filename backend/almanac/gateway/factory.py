@@ -1,0 +1,126 @@
+"""Assembling the gateway from plain configuration values (the composition root reads `Settings`)."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+from almanac.auth.service import AccountService
+from almanac.billing.ledger import CreditService
+from almanac.gateway.auth import KeyCache
+from almanac.gateway.boost import BoostSettings
+from almanac.gateway.errors import GatewayError
+from almanac.gateway.http import HttpPool
+from almanac.gateway.service import GatewayService
+from almanac.gateway.tiers import Tier, TierMap, Upstream
+from almanac.gateway.upstreams import AnthropicUpstream, ModelUpstream, OpenAIUpstream
+from almanac.gateway.upstreams import Upstream as UpstreamClient
+from almanac.gateway.usage import UsageRecorder
+from almanac.llm.base import Model
+from almanac.storage.db import Database
+
+
+@dataclass(frozen=True)
+class BoostConfig:
+    base_url: str
+    api_key: str | None
+    model: str
+    tiers: frozenset[Tier]
+    template: str | None = None
+    timeout_s: float = 60.0
+
+
+@dataclass(frozen=True)
+class GatewayConfig:
+    default_upstream: Upstream
+    big_model: str = ""
+    middle_model: str = ""
+    small_model: str = ""
+    openai_base_url: str | None = None
+    openai_api_key: str | None = None
+    anthropic_base_url: str | None = None
+    anthropic_api_key: str | None = None
+    timeout_s: float = 120.0
+    credits_per_1k_tokens: float = 0.0
+    key_cache_ttl_s: float = 5.0
+    max_output_tokens: int = 4096
+    boost: BoostConfig | None = None
+
+
+def build_gateway(
+    config: GatewayConfig,
+    *,
+    accounts: AccountService,
+    credits: CreditService,
+    database: Database,
+    offline: Model,
+    planner: Model | None = None,
+) -> GatewayService:
+    """The gateway `config` describes. `offline` answers when no upstream is configured; `planner`
+    replaces the boost model built from `config.boost` (tests pass their own)."""
+    http = HttpPool(read_timeout_s=config.timeout_s)
+    upstreams: dict[Upstream, UpstreamClient] = {"offline": ModelUpstream(offline)}
+    if config.openai_base_url or config.openai_api_key:
+        upstreams["openai"] = OpenAIUpstream(
+            http,
+            base_url=config.openai_base_url or "https://api.openai.com/v1",
+            api_key=config.openai_api_key,
+            timeout_s=config.timeout_s,
+            max_tokens=config.max_output_tokens,
+        )
+    if config.anthropic_api_key:
+        upstreams["anthropic"] = AnthropicUpstream(
+            http, base_url=config.anthropic_base_url, api_key=config.anthropic_api_key, timeout_s=config.timeout_s
+        )
+    boost = None
+    if config.boost is not None and config.boost.tiers:
+        if planner is None:
+            from almanac.llm.providers import ProviderConfig, build_model
+
+            planner = build_model(
+                ProviderConfig(
+                    "openai",
+                    config.boost.model,
+                    config.boost.api_key,
+                    config.boost.base_url,
+                    timeout_s=config.boost.timeout_s,
+                    max_retries=0,  # a failed plan is not retried: the direct path is the fallback
+                )
+            )
+        boost = BoostSettings(
+            planner=planner,
+            tiers=config.boost.tiers,
+            template=config.boost.template,
+            timeout_s=config.boost.timeout_s,
+            max_tokens=config.max_output_tokens,
+        )
+    recorder = UsageRecorder(database, credits=credits, credits_per_1k_tokens=config.credits_per_1k_tokens)
+    return GatewayService(
+        keys=KeyCache(accounts.identify, ttl_s=config.key_cache_ttl_s),
+        tiers=TierMap(config.default_upstream, config.big_model, config.middle_model, config.small_model),
+        upstreams=upstreams,
+        recorder=recorder,
+        http=http,
+        boost=boost,
+        balance_check=BalanceCheck(credits) if recorder.billing else None,
+    )
+
+
+class BalanceCheck:
+    """Refuses (402) a user whose balance is empty; a positive answer is trusted for a few seconds."""
+
+    def __init__(self, credits: CreditService, *, ttl_s: float = 2.0) -> None:
+        self._credits = credits
+        self._ttl = ttl_s
+        self._ok_until: dict[str, float] = {}
+
+    async def __call__(self, user_id: str) -> None:
+        now = time.monotonic()
+        if self._ok_until.get(user_id, 0.0) > now:
+            return
+        balance = await self._credits.balance(user_id=user_id)
+        if balance <= 0:
+            raise GatewayError(
+                402, "out of credits: the gateway is billed from the same credits as chat (see GET /api/credits)"
+            )
+        self._ok_until[user_id] = now + self._ttl

@@ -1,0 +1,254 @@
+"""`GatewayService`: Anthropic Messages requests in, answers from the configured upstreams out.
+
+Per request: the API key is identified (cached, `auth.KeyCache`); the body is checked
+(`wire.parse_messages_request`); the model name picks a tier, an upstream and an upstream model
+(`tiers.TierMap`); boost mode takes over for the tiers it is enabled for (`boost.BoostRun`);
+otherwise the upstream answers directly. A streaming request's first event is awaited before the
+response starts, so a failure before any output is a proper HTTP error; later failures end the
+stream with an `error` event. Every request is recorded (`usage.UsageRecorder`, off the request
+path): user, key, models, tokens in/out (the planner's apart), latency, time to first token,
+status.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import AsyncIterator, Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+import orjson
+
+from almanac.auth.service import Identity
+from almanac.gateway.accumulate import UsageTally, accumulate
+from almanac.gateway.auth import KeyCache, api_key_from
+from almanac.gateway.boost import BoostRun, BoostSettings
+from almanac.gateway.errors import GatewayError
+from almanac.gateway.http import HttpPool, sse_event, sse_events
+from almanac.gateway.tiers import TIERS, Route, TierMap, Upstream
+from almanac.gateway.upstreams import Upstream as UpstreamClient
+from almanac.gateway.usage import UsageRecorder
+from almanac.gateway.wire import MessagesRequest, check_messages, parse_json, parse_messages_request
+from almanac.storage.gateway import GatewayUsageRecord
+
+log = logging.getLogger(__name__)
+Event = dict[str, Any]
+CANCELLED = 499  # the caller went away (nginx's convention)
+MODEL_LIST_DATE = "2025-01-01T00:00:00Z"
+
+
+@dataclass(frozen=True)
+class JsonReply:
+    status: int
+    body: bytes
+    headers: dict[str, str] = field(default_factory=lambda: {"content-type": "application/json"})
+
+
+@dataclass(frozen=True)
+class StreamReply:
+    chunks: AsyncIterator[bytes]
+
+
+@dataclass
+class _Call:
+    """What is recorded about one request."""
+
+    identity: Identity
+    request: MessagesRequest
+    route: Route
+    started: float
+    tally: UsageTally = field(default_factory=UsageTally)
+    first_token_ms: int | None = None
+    boost: BoostRun | None = None
+
+
+class GatewayService:
+    def __init__(
+        self,
+        *,
+        keys: KeyCache,
+        tiers: TierMap,
+        upstreams: Mapping[Upstream, UpstreamClient],
+        recorder: UsageRecorder,
+        http: HttpPool,
+        boost: BoostSettings | None = None,
+        balance_check: Any = None,
+    ) -> None:
+        self.keys = keys
+        self.tiers = tiers
+        self.upstreams = dict(upstreams)
+        self.recorder = recorder
+        self.http = http
+        self.boost = boost
+        self._balance_check = balance_check
+
+    async def close(self) -> None:
+        """Flush usage and close upstream connections."""
+        await self.recorder.close()
+        await self.http.close()
+
+    def _upstream(self, route: Route) -> UpstreamClient:
+        upstream = self.upstreams.get(route.upstream)
+        if upstream is None:
+            raise GatewayError(
+                404, f"model {route.requested!r} maps to the {route.upstream} upstream, which is not configured"
+            )
+        return upstream
+
+    async def _identify(self, headers: Mapping[str, str]) -> Identity:
+        identity = await self.keys.identity(api_key_from(headers))
+        if self._balance_check is not None:
+            await self._balance_check(identity.user.id)
+        return identity
+
+    # --- POST /v1/messages -----------------------------------------------------------------------
+
+    async def messages(self, headers: Mapping[str, str], raw: bytes) -> JsonReply | StreamReply:
+        """Answer one Messages request (see the module docstring)."""
+        started = time.perf_counter()
+        identity = await self._identify(headers)
+        request = parse_messages_request(raw, headers)
+        route = self.tiers.route(request.model)
+        call = _Call(identity, request, route, started)
+        upstream = self._upstream(route)
+        if self.boost is not None and self.boost.applies(route):
+            call.boost = BoostRun(self.boost, request, route, upstream)
+            batches = _one_by_one(call.boost.events())
+        elif request.stream:
+            batches = upstream.stream(request, route.model)
+        else:
+            return await self._create(call, upstream)
+        if not request.stream:
+            return await self._collect(call, batches)
+        try:
+            first = await anext(batches)
+        except GatewayError as exc:
+            self._record(call, exc.status, exc.error_type)
+            raise
+        return StreamReply(self._relay(call, first, batches))
+
+    async def _create(self, call: _Call, upstream: UpstreamClient) -> JsonReply:
+        try:
+            message = await upstream.create(call.request, call.route.model)
+        except GatewayError as exc:
+            self._record(call, exc.status, exc.error_type)
+            raise
+        self._usage_from_message(call, message)
+        self._record(call, 200, None)
+        return JsonReply(200, orjson.dumps(message))
+
+    async def _collect(self, call: _Call, batches: AsyncIterator[list[Event]]) -> JsonReply:
+        collected: list[Event] = []
+        try:
+            async for batch in batches:
+                collected += batch
+        except GatewayError as exc:
+            self._record(call, exc.status, exc.error_type)
+            raise
+        message = accumulate(collected)
+        self._usage_from_message(call, message)
+        self._record(call, 200, None)
+        return JsonReply(200, orjson.dumps(message))
+
+    @staticmethod
+    def _usage_from_message(call: _Call, message: dict[str, Any]) -> None:
+        usage = message.get("usage") or {}
+        call.tally.input_tokens = int(usage.get("input_tokens") or 0) + int(usage.get("cache_read_input_tokens") or 0)
+        call.tally.output_tokens = int(usage.get("output_tokens") or 0)
+
+    async def _relay(
+        self, call: _Call, first: list[Event], batches: AsyncIterator[list[Event]]
+    ) -> AsyncIterator[bytes]:
+        """The SSE bytes of a stream, one write per batch; the usage row is written however it ends."""
+        status, error_type = CANCELLED, None
+        try:
+            batch: list[Event] | None = first
+            while batch is not None:
+                for event in batch:
+                    if call.first_token_ms is None and event["type"] == "content_block_delta":
+                        call.first_token_ms = int((time.perf_counter() - call.started) * 1000)
+                    call.tally.observe(event)
+                yield sse_events(batch)
+                batch = await anext(batches, None)
+            status = 200
+        except GatewayError as exc:
+            status, error_type = 200, exc.error_type
+            yield sse_event({"type": "error", "error": {"type": exc.error_type, "message": exc.message}})
+        finally:
+            self._record(call, status, error_type)
+
+    def _record(self, call: _Call, status: int, error_type: str | None) -> None:
+        boost = call.boost
+        tally = boost.executor if boost is not None else call.tally
+        self.recorder.record(
+            GatewayUsageRecord(
+                user_id=call.identity.user.id,
+                api_key_id=call.identity.api_key_id,
+                model=call.request.model[:200],
+                upstream=call.route.upstream,
+                upstream_model=call.route.model[:200],
+                stream=call.request.stream,
+                input_tokens=tally.input_tokens,
+                output_tokens=tally.output_tokens,
+                latency_ms=int((time.perf_counter() - call.started) * 1000),
+                first_token_ms=call.first_token_ms,
+                status=status,
+                error_type=error_type,
+                created_at=datetime.now(UTC),
+                planner_model=boost.settings.planner.name if boost else None,
+                planner_input_tokens=boost.planner.usage.input_tokens if boost else 0,
+                planner_output_tokens=boost.planner.usage.output_tokens if boost else 0,
+                boost_loops=boost.report.loops if boost else 0,
+                boost_outcome=boost.report.outcome if boost else None,
+            )
+        )
+
+    # --- POST /v1/messages/count_tokens, GET /v1/models ------------------------------------------
+
+    async def count_tokens(self, headers: Mapping[str, str], raw: bytes) -> JsonReply:
+        """`{"input_tokens": n}` for a request body (the upstream counts when it can; else an estimate)."""
+        await self.keys.identity(api_key_from(headers))
+        body = parse_json(raw)
+        model = body.get("model")
+        if not isinstance(model, str) or not model:
+            raise GatewayError(400, "model: field required")
+        check_messages(body)
+        route = self.tiers.route(model)
+        tokens = await self._upstream(route).count_tokens(body, route.model)
+        return JsonReply(200, orjson.dumps({"input_tokens": tokens}))
+
+    async def models(self, headers: Mapping[str, str]) -> JsonReply:
+        """The model names the gateway answers to: one per tier (and where it goes)."""
+        await self.keys.identity(api_key_from(headers))
+        return JsonReply(200, orjson.dumps(self.model_list()))
+
+    def model_list(self) -> dict[str, Any]:
+        names = {"BIG_MODEL": "claude-opus-4-6", "MIDDLE_MODEL": "claude-sonnet-4-6", "SMALL_MODEL": "claude-haiku-4-5"}
+        data = []
+        for tier in TIERS:
+            route = self.tiers.route(names[tier])
+            boost = " + boost" if self.boost is not None and tier in self.boost.tiers else ""
+            data.append(
+                {
+                    "type": "model",
+                    "id": names[tier],
+                    "display_name": f"{names[tier]} → {route.upstream}/{route.model}{boost}",
+                    "created_at": MODEL_LIST_DATE,
+                }
+            )
+        return {"data": data, "has_more": False, "first_id": data[0]["id"], "last_id": data[-1]["id"]}
+
+    async def model(self, headers: Mapping[str, str], model_id: str) -> JsonReply:
+        """One model of the list; 404 for others."""
+        listing = (await self.models(headers), self.model_list())[1]
+        for entry in listing["data"]:
+            if entry["id"] == model_id:
+                return JsonReply(200, orjson.dumps(entry))
+        raise GatewayError(404, f"model {model_id!r} is not listed (any name with opus, sonnet or haiku works)")
+
+
+async def _one_by_one(events: AsyncIterator[Event]) -> AsyncIterator[list[Event]]:
+    async for event in events:
+        yield [event]

@@ -1,0 +1,61 @@
+"""Helpers for gateway tests: the app with its services, a user, and the official anthropic SDK as
+the client (in-process through httpx's ASGI transport)."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from typing import Any
+
+import anthropic
+import httpx2
+from tests.support import make_user, services_for
+
+from almanac.main import create_app
+from almanac.services import Services
+from almanac.storage import gateway as usage_store
+from almanac.storage.gateway import GatewayUsageRecord
+
+
+@dataclass
+class Gateway:
+    services: Services
+    client: anthropic.AsyncAnthropic
+    http: httpx2.AsyncClient
+    key: str
+    user_id: str
+
+    async def usage(self) -> list[GatewayUsageRecord]:
+        """Recorded usage rows, newest first (after flushing the recorder)."""
+        assert self.services.gateway is not None
+        await self.services.gateway.recorder.flush()
+        async with self.services.database.session() as session:
+            return await usage_store.recent_usage(session, user_id=self.user_id)
+
+
+@asynccontextmanager
+async def gateway(url: str, *, planner: Any = None, **settings: Any) -> AsyncIterator[Gateway]:
+    """The app on database `url` with `settings`, a user, and an SDK client using the user's key."""
+    services, config = services_for(url, **settings)
+    if planner is not None:
+        assert services.gateway is not None and services.gateway.boost is not None
+        services.gateway.boost = type(services.gateway.boost)(
+            planner=planner,
+            tiers=services.gateway.boost.tiers,
+            template=services.gateway.boost.template,
+            timeout_s=services.gateway.boost.timeout_s,
+        )
+    created = await make_user(services)
+    app = create_app(config, services)
+    http = httpx2.AsyncClient(transport=httpx2.ASGITransport(app=app), base_url="http://localhost", timeout=30)
+    client = anthropic.AsyncAnthropic(
+        api_key=created.api_key, base_url="http://localhost", http_client=http, max_retries=0
+    )
+    try:
+        yield Gateway(services, client, http, created.api_key, created.user.id)
+    finally:
+        await http.aclose()
+        if services.gateway is not None:
+            await services.gateway.close()
+        await services.database.dispose()
