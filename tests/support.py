@@ -23,6 +23,7 @@ def settings_for(database_url: str, **overrides: Any) -> Settings:
         "chat_provider": "offline",
         "docs_auto_index": False,
         "embeddings": "none",
+        "doc_source": "local",  # never reach the real Context7 from a test
         "mcp_enabled": False,
     }
     values.update(overrides)

@@ -7,8 +7,10 @@ working directory. Nothing else in the package reads the environment: the compos
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Literal
+from urllib.parse import unquote
 
 from pydantic import Field, SecretStr, ValidationError, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -100,7 +102,12 @@ class Settings(BaseSettings):
 
     # --- documentation retrieval ---------------------------------------------------------------
     doc_source: Literal["auto", "context7", "local"] = Field(
-        "auto", description="`context7`, `local`, or `auto`: Context7 when CONTEXT7_API_KEY is set, else local."
+        "auto",
+        description="`context7`, `local`, or `auto`: Context7 while it answers (checked at startup and every "
+        "DOC_SOURCE_RECHECK_S; no key needed), else the local index.",
+    )
+    doc_source_recheck_s: float = Field(
+        300.0, gt=0, description="DOC_SOURCE=auto: how often to check whether Context7 answers (seconds)."
     )
     context7_api_key: SecretStr | None = Field(None, description="Context7 API key (optional for Context7).")
     context7_api_url: str = Field("https://context7.com/api", description="Context7 API base URL.")
@@ -129,8 +136,15 @@ class Settings(BaseSettings):
     rag_top_k: int = Field(6, ge=1, le=30, description="Passages returned after reranking.")
     rag_candidates: int = Field(30, ge=1, le=200, description="Fused candidates handed to the reranker.")
     rag_min_score: float | None = Field(
-        None, description="Drop passages whose reranker score is below this (applied after reranking)."
+        None,
+        ge=0,
+        le=1,
+        description="Drop passages scored below this, 0–1 on every reranker (applied after reranking).",
     )
+    fusion: Literal["gated", "zscore", "rrf"] = Field(
+        "gated", description="How BM25 and vector results are fused: `gated`, `zscore` or `rrf`."
+    )
+    rrf_k: float = Field(60.0, ge=0, description="The k of reciprocal rank fusion (FUSION=rrf).")
     doc_tool_timeout_s: float = Field(90.0, gt=0, description="Time limit of one retrieve_documentation call.")
 
     # --- turn loop and memory ------------------------------------------------------------------
@@ -144,7 +158,25 @@ class Settings(BaseSettings):
         15.0, ge=0, description="How long an answer waits for pending summaries before ending."
     )
     conversation_lease_s: float = Field(
-        600.0, gt=0, description="A query's hold on its conversation expires after this long."
+        30.0,
+        gt=0,
+        description="A query's hold on its conversation: renewed every third of this while it runs; when its "
+        "process dies, the conversation is free again (and the query settled) after at most this long.",
+    )
+    model_context_tokens: int = Field(
+        0,
+        ge=0,
+        description="The chat model's context window in tokens. 0: from a table of known models "
+        "(Claude, GPT-4o-class, common local models), else 32,000.",
+    )
+    tool_result_max_tokens: int = Field(
+        6_000,
+        ge=100,
+        description="A current tool result longer than this is cut to a head and a pointer to its ID "
+        "(never more than 40 % of the window).",
+    )
+    max_query_credits: int = Field(
+        50, ge=0, description="Most credits one question may cost; tool calls beyond it are not run. 0: no limit."
     )
     sse_heartbeat_s: float = Field(15.0, gt=0, description="Seconds between SSE heartbeat comments.")
 
@@ -157,12 +189,112 @@ class Settings(BaseSettings):
         15.0, ge=0, description="How long startup waits for MCP servers' tool lists (slower ones join later)."
     )
     git_repository: Path | None = Field(
-        None, description="Repository the git MCP server serves. Empty: the working directory's git work tree."
+        None,
+        description="Repository the git MCP server serves. Empty: on a local run (LOCAL_USER=true) the working "
+        "directory's git work tree; with LOCAL_USER=false the git tools are off.",
     )
     github_personal_access_token: SecretStr | None = Field(
-        None, description="GitHub token for the GitHub MCP server (its tools are off without it)."
+        None,
+        description="The operator's GitHub token: lists the GitHub MCP server's tools (its tools are off "
+        "without it); serves users' calls only with GITHUB_SHARED_TOKEN=true.",
     )
     github_toolsets: str = Field("default", description="GitHub MCP server toolsets, e.g. `repos,issues`.")
+    github_shared_token: bool = Field(
+        False,
+        description="Let users without a GitHub token of their own call the GitHub tools with "
+        "GITHUB_PERSONAL_ACCESS_TOKEN (everyone then acts as the operator on GitHub).",
+    )
+    secret_key: SecretStr | None = Field(
+        None,
+        description="Key that encrypts users' integration tokens at rest (at least 32 characters). Empty: "
+        "generated into `<DATA_DIR>/secret-key` on a local run; with LOCAL_USER=false, per-user tokens are off.",
+    )
+
+    # --- gateway and boost -------------------------------------------------------------------------
+    gateway_upstream: Literal["auto", "openai", "anthropic", "offline"] = Field(
+        "auto",
+        description="Where /v1/messages requests go: `openai` (OPENAI_BASE_URL, converted), `anthropic` "
+        "(ANTHROPIC_BASE_URL, passed through), `offline`, or `auto`: openai if OPENAI_BASE_URL or OPENAI_API_KEY is "
+        "set, else anthropic if ANTHROPIC_API_KEY is set, else the offline model.",
+    )
+    big_model: str = Field(
+        "",
+        description="Model for requests naming opus. Empty: `gpt-4o` on an OpenAI-compatible upstream, the requested "
+        "name on Anthropic. A prefix picks another upstream: `anthropic:…`, `openai:…`, `offline:`.",
+    )
+    middle_model: str = Field("", description="Model for requests naming sonnet. Empty: BIG_MODEL.")
+    small_model: str = Field(
+        "", description="Model for requests naming haiku. Empty: `gpt-4o-mini` on an OpenAI-compatible upstream."
+    )
+    openai_native_tools: Literal["auto", "true", "false"] = Field(
+        "auto",
+        description="Chat on an OpenAI-compatible server: `true` native tool calling, `false` the text tool protocol "
+        "(manifest in the prompt, calls parsed from the reply), `auto` native until the server refuses tools.",
+    )
+    text_tool_format: Literal["concise", "verbose", "qwen_xml"] = Field(
+        "concise", description="The manifest the text tool protocol uses: `concise`, `verbose` or `qwen_xml`."
+    )
+    gateway_credits_per_1k_tokens: float = Field(
+        0.0, ge=0, description="Credits per 1,000 gateway tokens (planner's included). 0: record usage only."
+    )
+    gateway_key_cache_s: float = Field(
+        5.0, ge=0, description="How long the gateway trusts an API key lookup (a revoked key works this long)."
+    )
+    boost_base_url: str | None = Field(None, description="OpenAI-compatible base URL of the boost (planner) model.")
+    boost_api_key: SecretStr | None = Field(None, description="Key for BOOST_BASE_URL (local servers need none).")
+    boost_model: str = Field("gpt-4o", description="The boost (planner) model.")
+    enable_boost_support: str = Field(
+        "NONE",
+        description="Tiers whose requests are boosted: NONE, or BIG_MODEL, MIDDLE_MODEL, SMALL_MODEL "
+        "(comma-separated for several).",
+    )
+    boost_wrapper_template: str | None = Field(
+        None,
+        description="The planner's prompt template (or the path of a file holding it); placeholders {loop_count}, "
+        "{max_loops}, {previous_attempts}, {user_request}, {conversation}, {tools_text}. Empty: the built-in one.",
+    )
+    boost_timeout_s: float = Field(60.0, gt=0, description="Time limit of one boost (planner) call (seconds).")
+    default_strategy: Literal["direct", "boost", "collaborate"] = Field(
+        "direct",
+        description="How chat questions are answered unless the request or the user's own default says otherwise: "
+        "`direct`, `boost` (a planner model guides the chat model; the planner is BOOST_MODEL when BOOST_BASE_URL "
+        "is set, else the chat model plans for itself) or `collaborate`.",
+    )
+
+    @field_validator("enable_boost_support")
+    @classmethod
+    def _normalise_boost_tiers(cls, value: str) -> str:
+        tiers = [part.strip().upper() for part in value.replace(";", ",").split(",") if part.strip()]
+        if not tiers or tiers == ["NONE"]:
+            return "NONE"
+        wrong = [tier for tier in tiers if tier not in ("BIG_MODEL", "MIDDLE_MODEL", "SMALL_MODEL")]
+        if wrong:
+            raise ValueError("must be NONE or a comma-separated list of BIG_MODEL, MIDDLE_MODEL, SMALL_MODEL")
+        return ",".join(dict.fromkeys(tiers))
+
+    @model_validator(mode="after")
+    def _check_boost(self) -> Settings:
+        if self.enable_boost_support != "NONE" and not self.boost_base_url:
+            raise ValueError("ENABLE_BOOST_SUPPORT needs BOOST_BASE_URL (an OpenAI-compatible server for the planner)")
+        if self.boost_base_url and not self.boost_base_url.startswith(("http://", "https://")):
+            raise ValueError("BOOST_BASE_URL must start with http:// or https://")
+        return self
+
+    @property
+    def boost_tiers(self) -> frozenset[str]:
+        """ENABLE_BOOST_SUPPORT as a set of tier names (empty for NONE)."""
+        return frozenset() if self.enable_boost_support == "NONE" else frozenset(self.enable_boost_support.split(","))
+
+    @property
+    def resolved_gateway_upstream(self) -> Literal["openai", "anthropic", "offline"]:
+        """Where gateway requests go by default."""
+        if self.gateway_upstream != "auto":
+            return self.gateway_upstream
+        if self.openai_base_url or self.openai_api_key:
+            return "openai"
+        if self.anthropic_api_key is not None:
+            return "anthropic"
+        return "offline"
 
     @field_validator("database_url")
     @classmethod
@@ -180,6 +312,17 @@ class Settings(BaseSettings):
         if value.startswith(("postgresql+asyncpg://", "sqlite+aiosqlite://")):
             return value
         raise ValueError("must start with postgresql:// or sqlite:// (async drivers are added)")
+
+    @field_validator("secret_key")
+    @classmethod
+    def _check_secret_key(cls, value: SecretStr | None) -> SecretStr | None:
+        if value is None or not value.get_secret_value().strip():
+            return None
+        if len(value.get_secret_value().strip()) < 32:
+            raise ValueError(
+                "must be at least 32 characters (e.g. `python -c 'import secrets; print(secrets.token_urlsafe(48))'`)"
+            )
+        return SecretStr(value.get_secret_value().strip())
 
     @model_validator(mode="after")
     def _check_provider_keys(self) -> Settings:
@@ -200,13 +343,6 @@ class Settings(BaseSettings):
         if self.database_url:
             return self.database_url
         return f"sqlite+aiosqlite:///{(self.data_dir / 'almanac.db').as_posix()}"
-
-    @property
-    def resolved_doc_source(self) -> Literal["context7", "local"]:
-        """Where documentation comes from."""
-        if self.doc_source != "auto":
-            return self.doc_source
-        return "context7" if self.context7_api_key is not None else "local"
 
     @property
     def resolved_docs_paths(self) -> list[Path]:
@@ -234,15 +370,42 @@ def load_settings(**overrides: object) -> Settings:
 
 
 def describe_validation_error(exc: ValidationError) -> str:
-    """One line per problem, each starting with the environment variable's name."""
+    """One line per problem, each starting with the environment variable's name. A value is echoed
+    only when it cannot be a secret: never for keys, tokens and passwords, and a URL's password
+    (`postgresql://user:***@host/db`, `?password=***`) is masked."""
     lines = []
     for error in exc.errors():
         location = [str(part) for part in error.get("loc", ()) if part != "__root__"]
         name = location[0].upper() if location else "configuration"
         value = error.get("input")
-        shown = "" if location == [] or isinstance(value, dict) else f" (got {value!r})"
-        if "KEY" in name:
-            shown = ""  # never echo secrets
-        message = str(error.get("msg", "invalid value")).removeprefix("Value error, ")
+        shown = ""
+        if location and not isinstance(value, dict | list) and not _is_secret_setting(location[0]):
+            shown = f" (got {redact_url(value)!r})" if isinstance(value, str) else f" (got {value!r})"
+        message = redact_url(str(error.get("msg", "invalid value")).removeprefix("Value error, "))
         lines.append(f"{name}: {message}{shown}")
     return "invalid configuration:\n  " + "\n  ".join(lines)
+
+
+_SECRET_WORDS = ("KEY", "TOKEN", "SECRET", "PASSWORD")
+_URL_PASSWORD = re.compile(r"(?P<head>[A-Za-z][A-Za-z0-9+.-]*://[^:/?#@\s]*:)(?P<password>.*)@(?P<tail>[^@]*)$", re.S)
+_QUERY_PASSWORD = re.compile(r"(?i)(?P<head>[?&](?:password|passwd|pwd|sslpassword)=)(?P<password>[^&#]*)")
+
+
+def _is_secret_setting(name: str) -> bool:
+    field = Settings.model_fields.get(name.lower())
+    return any(word in name.upper() for word in _SECRET_WORDS) or (
+        field is not None and "SecretStr" in str(field.annotation)
+    )
+
+
+def redact_url(text: str) -> str:
+    """`text` (a URL, or a message quoting one) with any password in it replaced by `***`."""
+    masked = _URL_PASSWORD.sub(lambda m: f"{m['head']}***@{m['tail']}", text)
+    return _QUERY_PASSWORD.sub(lambda m: f"{m['head']}***", masked)
+
+
+def url_passwords(url: str) -> list[str]:
+    """The passwords a database URL carries (as written and percent-decoded), to keep out of logs."""
+    found = [m["password"] for m in (_URL_PASSWORD.search(url), *_QUERY_PASSWORD.finditer(url)) if m is not None]
+    found = [password for password in found if password]
+    return sorted({*found, *(unquote(password) for password in found)}, key=len, reverse=True)

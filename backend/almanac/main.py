@@ -14,21 +14,26 @@ from pydantic import SecretStr
 
 from almanac import __version__
 from almanac.api.docs import mount_api_docs
-from almanac.api.errors import install_error_handlers
+from almanac.api.errors import UnhandledErrors, install_error_handlers
 from almanac.api.guards import HostRules, RequestGuard
-from almanac.api.limits import BodySizeLimit
-from almanac.api.routes import auth, chat, conversations, credits, health, keys, me, tools
+from almanac.api.routes import auth, chat, conversations, credits, health, integrations, keys, me, tools
+from almanac.api.routes import gateway as gateway_route
 from almanac.api.web import SecurityHeaders, mount_web_ui
 from almanac.auth.local import LocalSignIn, announce_sign_in_link, ensure_local_user, link_base_url
 from almanac.auth.service import AccountService
 from almanac.billing.ledger import CreditService
-from almanac.chat.service import ChatLimits, ChatService
+from almanac.chat.service import ChatLimits, ChatService, Strategies
 from almanac.chat.summaries import SummaryJobs
 from almanac.chat.turn import LoopLimits
 from almanac.config import Settings
+from almanac.gateway.factory import BoostConfig, GatewayConfig, build_gateway
+from almanac.integrations import TokenVault
+from almanac.integrations.secret_key import SecretKey, resolve_secret_key
 from almanac.llm.base import Model
 from almanac.llm.providers import ProviderConfig, build_model
+from almanac.llm.tokens import context_window
 from almanac.mcp_client import build_mcp_client, teach
+from almanac.memory.context import Window
 from almanac.memory.conversations import ConversationService
 from almanac.memory.history import HistoryStore
 from almanac.memory.summarise import ExtractiveSummariser, ModelSummariser, Summariser
@@ -66,6 +71,8 @@ def provider_config(settings: Settings, *, model: str | None = None) -> Provider
             settings.openai_base_url,
             settings.model_timeout_s,
             settings.model_max_retries,
+            native_tools=settings.openai_native_tools,
+            text_tool_format=settings.text_tool_format,
         )
     return ProviderConfig("offline", "almanac-offline", offline_token_delay_s=settings.offline_token_delay_ms / 1000)
 
@@ -77,26 +84,40 @@ def build_services(settings: Settings, *, model: Model | None = None, summariser
     history = HistoryStore(database)
     credit_service = CreditService(database)
     model = model or build_model(provider_config(settings))
+    window = Window.for_model(
+        context_tokens=settings.model_context_tokens or context_window(model.name),
+        max_output_tokens=settings.max_output_tokens,
+        tool_result_tokens=settings.tool_result_max_tokens,
+    )
     if summariser is None:
         summariser = ExtractiveSummariser()
         if model.provider in ("anthropic", "openai"):
-            summariser = ModelSummariser(build_model(provider_config(settings, model=settings.summariser_model)))
+            summariser_model = build_model(provider_config(settings, model=settings.summariser_model))
+            # What the summariser reads must fit its own window (about 2.5 characters a token, safely).
+            summariser_window = settings.model_context_tokens or context_window(summariser_model.name)
+            summariser = ModelSummariser(
+                summariser_model, max_input_chars=max(2_000, int(summariser_window * 2.5) - 4_000)
+            )
     summaries = SummaryJobs(
         summariser, history, fallback_chars=settings.summary_fallback_chars, timeout_s=settings.model_timeout_s
     )
     documentation = build_documentation(doc_config(settings), database, model)
     registry = ToolRegistry(
         [
-            FullContextTool(history),
+            # One part of a long item per call, sized to fit the current results' cap.
+            FullContextTool(history, max_chars=window.tool_result_tokens * 3),
             DocumentationTool(documentation.pipeline, timeout_s=settings.doc_tool_timeout_s),
         ]
     )
-    mcp = build_mcp_client(settings, registry, environ=os.environ, cwd=Path.cwd())
+    vault = token_vault(settings, database)
+    mcp = build_mcp_client(settings, registry, environ=os.environ, cwd=Path.cwd(), tokens=vault)
     teach(model, mcp)
     limits = ChatLimits(
         max_message_chars=settings.max_message_chars,
         summary_wait_s=settings.summary_wait_s,
         lease_s=settings.conversation_lease_s,
+        credit_limit=settings.max_query_credits,
+        window=window,
         loop=LoopLimits(settings.max_turns, settings.tool_timeout_s, settings.max_output_tokens),
     )
     chat_service = ChatService(
@@ -107,6 +128,7 @@ def build_services(settings: Settings, *, model: Model | None = None, summariser
         model=model,
         summaries=summaries,
         limits=limits,
+        strategies=chat_strategies(settings),
     )
     return Services(
         settings,
@@ -122,9 +144,88 @@ def build_services(settings: Settings, *, model: Model | None = None, summariser
         ConversationService(database),
         documentation,
         mcp=mcp,
+        integrations=vault,
+        gateway=build_gateway(
+            gateway_config(settings),
+            accounts=AccountService(database),
+            credits=credit_service,
+            database=database,
+            offline=build_model(provider_config(settings.model_copy(update={"chat_provider": "offline"}))),
+        ),
         local_sign_in=LocalSignIn(data_dir=settings.data_dir, base_url=link_base_url(settings.host, settings.port))
         if settings.local_user
         else None,
+    )
+
+
+def token_vault(settings: Settings, database: Database) -> TokenVault:
+    """Users' own integration tokens, encrypted with SECRET_KEY (or, on a local run, a generated
+    key in the data folder); the key is resolved when the vault starts, not here."""
+    secret = settings.secret_key.get_secret_value() if settings.secret_key is not None else None
+
+    def load_key() -> SecretKey:
+        return resolve_secret_key(secret, data_dir=settings.data_dir, local=settings.local_user)
+
+    return TokenVault(database, load_key=load_key)
+
+
+def boost_template(settings: Settings) -> str | None:
+    """BOOST_WRAPPER_TEMPLATE: the template itself, or the file holding it."""
+    template = settings.boost_wrapper_template
+    if template and "\n" not in template and Path(template).expanduser().is_file():
+        template = Path(template).expanduser().read_text(encoding="utf-8")
+    return template or None
+
+
+def chat_strategies(settings: Settings) -> Strategies:
+    """What the chat service's boost and collaborate strategies use."""
+    planner = None
+    if settings.boost_base_url:
+        key = settings.boost_api_key.get_secret_value() if settings.boost_api_key else None
+        planner = build_model(
+            ProviderConfig(
+                "openai", settings.boost_model, key, settings.boost_base_url, settings.boost_timeout_s, max_retries=0
+            )
+        )
+    return Strategies(
+        default=settings.default_strategy,
+        planner=planner,
+        planner_template=boost_template(settings),
+        planner_timeout_s=settings.boost_timeout_s,
+    )
+
+
+def gateway_config(settings: Settings) -> GatewayConfig:
+    """The gateway's configuration (upstreams, tiers, billing, boost)."""
+
+    def secret(value: SecretStr | None) -> str | None:
+        return value.get_secret_value() if value is not None else None
+
+    boost = None
+    if settings.boost_base_url and settings.boost_tiers:
+        template = boost_template(settings)
+        boost = BoostConfig(
+            base_url=settings.boost_base_url,
+            api_key=secret(settings.boost_api_key),
+            model=settings.boost_model,
+            tiers=settings.boost_tiers,  # type: ignore[arg-type]
+            template=template or None,
+            timeout_s=settings.boost_timeout_s,
+        )
+    return GatewayConfig(
+        default_upstream=settings.resolved_gateway_upstream,
+        big_model=settings.big_model,
+        middle_model=settings.middle_model,
+        small_model=settings.small_model,
+        openai_base_url=settings.openai_base_url,
+        openai_api_key=secret(settings.openai_api_key),
+        anthropic_base_url=settings.anthropic_base_url,
+        anthropic_api_key=secret(settings.anthropic_api_key),
+        timeout_s=settings.model_timeout_s,
+        credits_per_1k_tokens=settings.gateway_credits_per_1k_tokens,
+        key_cache_ttl_s=settings.gateway_key_cache_s,
+        max_output_tokens=settings.max_output_tokens,
+        boost=boost,
     )
 
 
@@ -135,7 +236,8 @@ def doc_config(settings: Settings) -> DocConfig:
         return value.get_secret_value() if value is not None else None
 
     return DocConfig(
-        source=settings.resolved_doc_source,
+        source=settings.doc_source,
+        recheck_s=settings.doc_source_recheck_s,
         context7_api_key=secret(settings.context7_api_key),
         context7_api_url=settings.context7_api_url,
         context7_timeout_s=settings.context7_timeout_s,
@@ -149,12 +251,16 @@ def doc_config(settings: Settings) -> DocConfig:
         top_k=settings.rag_top_k,
         candidates=settings.rag_candidates,
         min_score=settings.rag_min_score,
+        fusion=settings.fusion,
+        rrf_k=settings.rrf_k,
         inputs=IndexInputs(
             docs_paths=tuple(settings.resolved_docs_paths),
             packages=settings.docs_include_packages,
             stdlib=settings.docs_include_stdlib,
         ),
         auto_index=settings.docs_auto_index,
+        # A question asked during the first build waits for it, leaving time for the lookup itself.
+        index_wait_s=max(0.0, settings.doc_tool_timeout_s - 15.0),
     )
 
 
@@ -167,7 +273,10 @@ def create_app(settings: Settings, services: Services | None = None) -> FastAPI:
         if settings.local_user:
             await ensure_local_user(services.accounts, email=settings.local_user_email, data_dir=settings.data_dir)
         await services.accounts.purge_expired_sessions()
+        await services.chat.sweep()  # queries left unfinished by a process that died
         await services.documentation.start(services.database)
+        if services.integrations is not None:
+            await services.integrations.start()
         if services.mcp is not None:
             await services.mcp.start()
         for line in describe(settings, services):
@@ -180,6 +289,8 @@ def create_app(settings: Settings, services: Services | None = None) -> FastAPI:
         await services.summaries.drain(timeout_s=5)
         if services.mcp is not None:
             await services.mcp.stop()
+        if services.gateway is not None:
+            await services.gateway.close()
         await services.database.dispose()
 
     app = FastAPI(
@@ -191,14 +302,29 @@ def create_app(settings: Settings, services: Services | None = None) -> FastAPI:
         redoc_url=None,
     )
     app.state.services = services
+    # Innermost: an unexpected exception becomes one log record and a 500 that still gets the headers below.
+    app.add_middleware(UnhandledErrors)
     # JSON may spend up to 12 bytes on one character (an escaped surrogate pair).
-    app.add_middleware(BodySizeLimit, max_bytes=settings.max_message_chars * 12 + 64_000)
+    # (bodies on /v1/, the gateway, may be as large as Anthropic allows: agent conversations are big)
+    app.add_middleware(gateway_route.BodyLimits, max_bytes=settings.max_message_chars * 12 + 64_000)
     app.add_middleware(SecurityHeaders)
     # Added last, so it runs first: nothing else sees a request naming a host we do not serve.
     app.add_middleware(RequestGuard, hosts=HostRules.parse(settings.resolved_allowed_hosts))
     install_error_handlers(app)
-    for module in (health, auth, me, keys, chat, conversations, credits, tools):
-        app.include_router(module.router)
+    chat_router = chat.build_router(max_message_chars=settings.max_message_chars)  # its schema states the limit
+    for router in (
+        health.router,
+        auth.router,
+        me.router,
+        keys.router,
+        chat_router,
+        conversations.router,
+        credits.router,
+        tools.router,
+        integrations.router,
+    ):
+        app.include_router(router)
+    app.include_router(gateway_route.router)
     if settings.api_docs:
         mount_api_docs(app)
     services.web_ui = mount_web_ui(app, settings.frontend_dist)

@@ -12,6 +12,8 @@ from almanac.billing.ledger import CreditService
 from almanac.chat.service import ChatService
 from almanac.chat.summaries import SummaryJobs
 from almanac.config import Settings
+from almanac.gateway.service import GatewayService
+from almanac.integrations import TokenVault
 from almanac.llm.base import Model
 from almanac.mcp_client import McpClient
 from almanac.memory.conversations import ConversationService
@@ -41,3 +43,5 @@ class Services:
     local_sign_in: LocalSignIn | None = None
     web_ui: Path | None = None
     mcp: McpClient | None = None
+    gateway: GatewayService | None = None  # the Anthropic-compatible /v1/messages gateway
+    integrations: TokenVault | None = None  # users' own tokens for outside services (GitHub)

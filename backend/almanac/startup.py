@@ -16,13 +16,15 @@ def rows(settings: Settings, services: Services) -> list[tuple[str, str]]:
         off.append("OpenAI-compatible models (OPENAI_BASE_URL / OPENAI_API_KEY not set)")
     if not settings.local_user:
         off.append("local user (LOCAL_USER=false)")
-    if settings.resolved_doc_source != "context7":
-        off.append("Context7 (CONTEXT7_API_KEY not set; DOC_SOURCE=context7 uses it without a key)")
+    off += services.documentation.off()
     if settings.voyage_api_key is None:
         off.append("Voyage embeddings and reranking (VOYAGE_API_KEY not set)")
     doc_source, embeddings = services.documentation.describe()
     if services.mcp is not None:
         off += [f"MCP server {s.name} ({s.detail})" for s in services.mcp.statuses() if s.state == "off"]
+    vault = services.integrations
+    if vault is not None and not vault.enabled:
+        off.append(f"per-user integration tokens ({vault.problem})")
     return [
         ("database", services.database.display_url),
         ("chat model", f"{model.provider} / {model.name}"),
@@ -31,12 +33,14 @@ def rows(settings: Settings, services: Services) -> list[tuple[str, str]]:
         ("embeddings", embeddings),
         ("MCP servers", services.mcp.summary() if services.mcp is not None else "none"),
         ("tools", ", ".join(services.registry.names) or "none"),
+        ("user tokens", user_tokens(settings, services)),
         ("web UI", str(services.web_ui) if services.web_ui else "not built (run `make serve` with Node.js and npm)"),
         (
             "limits",
             f"{settings.max_turns} turns, tool timeout {settings.tool_timeout_s:g} s, "
             f"messages up to {settings.max_message_chars:,} chars",
         ),
+        *gateway_rows(settings, services),
         ("off", "; ".join(off) or "nothing"),
     ]
 
@@ -46,3 +50,42 @@ def describe(settings: Settings, services: Services) -> list[str]:
     table = rows(settings, services)
     width = max(len(name) for name, _ in table)
     return ["Almanac configuration:"] + [f"  {name:<{width}}  {value}" for name, value in table]
+
+
+def user_tokens(settings: Settings, services: Services) -> str:
+    """How users' own integration tokens are kept, and whether the operator's GitHub token is shared."""
+    vault = services.integrations
+    kept = "off" if vault is None or not vault.enabled else f"encrypted at rest (key: {vault.key_source})"
+    if settings.github_shared_token and settings.github_personal_access_token is not None:
+        return f"{kept}; GitHub: users without a token of their own act with the operator's (GITHUB_SHARED_TOKEN)"
+    return kept
+
+
+def gateway_rows(settings: Settings, services: Services) -> list[tuple[str, str]]:
+    """The gateway's tier mapping and, next to it, the boost status."""
+    gateway = services.gateway
+    if gateway is None:
+        return []
+    boosted = gateway.boost.tiers if gateway.boost is not None else frozenset()
+    tiers = "; ".join(
+        f"{tier} → {target}" + (" (boost)" if tier in boosted else "") for tier, target in gateway.tiers.describe()
+    )
+    billing = (
+        f"{settings.gateway_credits_per_1k_tokens:g} credits per 1,000 tokens"
+        if settings.gateway_credits_per_1k_tokens > 0
+        else "usage recorded, not billed"
+    )
+    if gateway.boost is not None:
+        boost = (
+            f"on for {', '.join(sorted(boosted))}: planner {settings.boost_model} at {settings.boost_base_url} "
+            f"(timeout {settings.boost_timeout_s:g} s, at most {gateway.boost.max_loops} loops)"
+        )
+    elif settings.boost_base_url:
+        boost = f"configured ({settings.boost_model}) but enabled for no tier (ENABLE_BOOST_SUPPORT=NONE)"
+    else:
+        boost = "not configured (set BOOST_BASE_URL, BOOST_MODEL and ENABLE_BOOST_SUPPORT to turn it on)"
+    return [
+        ("gateway", f"/v1/messages → {settings.resolved_gateway_upstream} by default; {billing}"),
+        ("gateway tiers", tiers),
+        ("boost", boost),
+    ]

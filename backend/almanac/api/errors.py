@@ -32,6 +32,7 @@ from almanac.chat.errors import (
     EmptyMessage,
     InsufficientCredits,
     MessageTooLarge,
+    StrategyUnavailable,
 )
 
 log = logging.getLogger(__name__)
@@ -86,6 +87,8 @@ def refusal_error(exc: ChatRefused) -> ApiError:
         return ApiError(404, exc.code, str(exc), field="conversation_id")
     if isinstance(exc, ConversationBusy):
         return ApiError(409, exc.code, str(exc), field="conversation_id")
+    if isinstance(exc, StrategyUnavailable):
+        return ApiError(422, exc.code, str(exc), field="strategy")
     return ApiError(400, exc.code, str(exc))
 
 

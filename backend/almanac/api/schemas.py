@@ -10,7 +10,7 @@ any route runs, on every database alike.
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from fastapi import Path, Query
 from pydantic import BaseModel, ConfigDict, Field, create_model
@@ -51,6 +51,12 @@ class ChatCreate(BaseModel):
     )
     conversation_id: str | None = Field(
         None, pattern=UUID_PATTERN, max_length=36, description="Continue this conversation; omit to start one."
+    )
+    strategy: Literal["direct", "boost", "collaborate"] | None = Field(
+        None,
+        description="How to answer: `direct` (the chat model with the tools), `boost` (a planner model guides "
+        "it; `plan` events show the plan) or `collaborate` (a helper model is asked when the chat model is "
+        "stuck; `escalation` events). Omit for the user's default (PATCH /api/me), else the server's.",
     )
 
 
@@ -180,6 +186,15 @@ class UserPublic(BaseModel):
     id: str
     email: str
     plan: str
+    default_strategy: Literal["direct", "boost", "collaborate"] | None = Field(
+        None, description="How this user's questions are answered by default (null: the server's default)."
+    )
+
+
+class UserUpdate(BaseModel):
+    default_strategy: Literal["direct", "boost", "collaborate"] | None = Field(
+        description="How to answer this user's questions unless a request says otherwise; null: the server's default."
+    )
 
 
 class HealthPublic(BaseModel):

@@ -114,6 +114,15 @@ class AccountService:
             raise UnknownUser(email)
         return user
 
+    async def set_default_strategy(self, *, user_id: str, strategy: str | None) -> UserRecord:
+        """Choose how the user's questions are answered unless a request says otherwise (None: the
+        server's default). Raises `UnknownUser`."""
+        async with self._db.session() as session:
+            user = await user_store.set_default_strategy(session, user_id=user_id, strategy=strategy)
+        if user is None:
+            raise UnknownUser(user_id)
+        return user
+
     async def has_users(self) -> bool:
         async with self._db.session() as session:
             return await user_store.has_users(session)

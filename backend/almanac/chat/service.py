@@ -33,7 +33,6 @@ from almanac.chat.errors import (
     EmptyMessage,
     InsufficientCredits,
     MessageTooLarge,
-    StrategyUnavailable,
 )
 from almanac.chat.events import ChatEvent
 from almanac.chat.prompts import SYSTEM_PROMPT
@@ -163,10 +162,8 @@ class ChatService:
         return run
 
     def strategy_for(self, user: UserRecord, requested: Strategy | None) -> Strategy:
-        """The strategy a question is answered with; refuses one that cannot run here."""
+        """The strategy a question is answered with: the request's, else the user's default, else the server's."""
         chosen: Strategy = requested or user.default_strategy or self.strategies.default  # type: ignore[assignment]
-        if chosen == "collaborate" and self.strategies.helper is None:
-            raise StrategyUnavailable(chosen, "no helper model is configured (COLLABORATION_HELPER_MODEL)")
         return chosen
 
     def _check_fits(self, message: str) -> None:

@@ -13,6 +13,7 @@ class UserRecord:
     email: str
     plan: str
     created_at: datetime
+    default_strategy: str | None = None  # how their questions are answered unless a request says
 
 
 @dataclass(frozen=True)

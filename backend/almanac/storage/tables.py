@@ -64,6 +64,7 @@ class User(Base):
     id: Mapped[str] = mapped_column(String(36), primary_key=True)
     email: Mapped[str] = mapped_column(String(320), unique=True)
     plan: Mapped[str] = mapped_column(String(16), default="free")
+    default_strategy: Mapped[str | None] = mapped_column(String(16), default=None)  # None: the server's default
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
 
 
@@ -127,6 +128,7 @@ class LedgerEntry(Base):
     conversation_id: Mapped[str | None] = mapped_column(String(36), default=None)
     query_id: Mapped[str | None] = mapped_column(String(16), default=None)
     item_id: Mapped[str | None] = mapped_column(String(32), default=None)
+    idem_key: Mapped[str | None] = mapped_column(String(120), default=None, unique=True)
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
 
 
@@ -235,3 +237,46 @@ class DocIndex(Base):
     model_id: Mapped[str | None] = mapped_column(String(100), default=None)
     bm25: Mapped[bytes] = mapped_column(LargeBinary)
     vectors: Mapped[bytes | None] = mapped_column(LargeBinary, default=None)
+
+
+class GatewayUsage(Base):
+    """One `/v1/messages` request through the gateway: who, which model where, tokens, latency."""
+
+    __tablename__ = "gateway_usage"
+    __table_args__ = (Index("ix_gateway_usage_user_created", "user_id", "created_at"),)
+
+    id: Mapped[int] = mapped_column(BigId, primary_key=True, autoincrement=True)
+    user_id: Mapped[str] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"))
+    api_key_id: Mapped[str | None] = mapped_column(String(36), default=None)
+    model: Mapped[str] = mapped_column(String(200))
+    upstream: Mapped[str] = mapped_column(String(20))
+    upstream_model: Mapped[str] = mapped_column(String(200))
+    stream: Mapped[bool] = mapped_column(Boolean, default=False)
+    input_tokens: Mapped[int] = mapped_column(Integer, default=0)
+    output_tokens: Mapped[int] = mapped_column(Integer, default=0)
+    latency_ms: Mapped[int] = mapped_column(Integer, default=0)
+    first_token_ms: Mapped[int | None] = mapped_column(Integer, default=None)
+    status: Mapped[int] = mapped_column(Integer, default=200)
+    error_type: Mapped[str | None] = mapped_column(String(40), default=None)
+    planner_model: Mapped[str | None] = mapped_column(String(200), default=None)
+    planner_input_tokens: Mapped[int] = mapped_column(Integer, default=0)
+    planner_output_tokens: Mapped[int] = mapped_column(Integer, default=0)
+    boost_loops: Mapped[int] = mapped_column(Integer, default=0)
+    boost_outcome: Mapped[str | None] = mapped_column(String(20), default=None)
+    credits: Mapped[int] = mapped_column(Integer, default=0)
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+
+class IntegrationToken(Base):
+    """A user's own token for an outside service (GitHub), encrypted with the server's key: the
+    token itself is never stored in clear (`integrations/crypto.py`); `masked` is what its owner sees."""
+
+    __tablename__ = "integration_tokens"
+
+    user_id: Mapped[str] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), primary_key=True)
+    integration: Mapped[str] = mapped_column(String(32), primary_key=True)
+    ciphertext: Mapped[bytes] = mapped_column(LargeBinary)
+    key_id: Mapped[str] = mapped_column(String(32))  # which server key encrypted it
+    masked: Mapped[str] = mapped_column(String(64))
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    updated_at: Mapped[datetime] = mapped_column(default=utcnow)

@@ -18,7 +18,20 @@ class EmailTaken(Exception):
 
 
 def _record(user: User) -> UserRecord:
-    return UserRecord(id=user.id, email=user.email, plan=user.plan, created_at=user.created_at)
+    return UserRecord(
+        id=user.id,
+        email=user.email,
+        plan=user.plan,
+        created_at=user.created_at,
+        default_strategy=user.default_strategy,
+    )
+
+
+async def set_default_strategy(session: AsyncSession, *, user_id: str, strategy: str | None) -> UserRecord | None:
+    """Set (or, with None, clear) the user's default answering strategy; the updated user."""
+    await session.execute(update(User).where(User.id == user_id).values(default_strategy=strategy))
+    user = await session.get(User, user_id, populate_existing=True)
+    return _record(user) if user is not None else None
 
 
 async def create_user(session: AsyncSession, *, email: str, plan: str) -> UserRecord:

@@ -14,6 +14,7 @@ from almanac.api.deps import ServicesDep, require_same_origin
 from almanac.api.errors import ApiError
 from almanac.api.guards import SESSION_COOKIE
 from almanac.api.responses import errors
+from almanac.api.routes.me import public_user
 from almanac.api.schemas import NO_NUL_PATTERN, UserPublic
 from almanac.auth.service import UnknownUser
 
@@ -68,7 +69,7 @@ async def sign_in(body: SessionCreate, request: Request, response: Response, ser
         user_id=user.id, ttl_s=services.settings.session_ttl_s, api_key_id=identity.api_key_id
     )
     _set_cookie(response, token, services, request)
-    return UserPublic(id=user.id, email=user.email, plan=user.plan)
+    return public_user(user)
 
 
 @router.get("/local", response_model=LocalLoginPublic, responses=errors())
@@ -107,7 +108,7 @@ async def sign_in_locally(
         raise ApiError(403, "local_login_unavailable", "this server has no local user") from None
     token = await services.accounts.open_session(user_id=user.id, ttl_s=services.settings.session_ttl_s)
     _set_cookie(response, token, services, request)
-    return UserPublic(id=user.id, email=user.email, plan=user.plan)
+    return public_user(user)
 
 
 @router.delete(

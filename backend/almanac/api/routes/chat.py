@@ -67,7 +67,9 @@ def build_router(*, max_message_chars: int) -> APIRouter:
     @_validating(body_model)
     async def chat(body: ChatCreate, user: CurrentUser, services: ServicesDep, request: Request) -> Any:
         """Answer a message. Streams SSE instead when the request accepts `text/event-stream`."""
-        run = await services.chat.start(user=user, message=body.message, conversation_id=body.conversation_id)
+        run = await services.chat.start(
+            user=user, message=body.message, conversation_id=body.conversation_id, strategy=body.strategy
+        )
         if "text/event-stream" in request.headers.get("accept", ""):
             return sse_response(run.events(), heartbeat_s=services.settings.sse_heartbeat_s)
         return await _complete(run)
@@ -80,7 +82,9 @@ def build_router(*, max_message_chars: int) -> APIRouter:
     @_validating(body_model)
     async def chat_stream(body: ChatCreate, user: CurrentUser, services: ServicesDep) -> Response:
         """Answer a message as a Server-Sent Events stream."""
-        run = await services.chat.start(user=user, message=body.message, conversation_id=body.conversation_id)
+        run = await services.chat.start(
+            user=user, message=body.message, conversation_id=body.conversation_id, strategy=body.strategy
+        )
         return sse_response(run.events(), heartbeat_s=services.settings.sse_heartbeat_s)
 
     return router

@@ -1,0 +1,38 @@
+"""Choosing a strategy over the API: per request, or as the user's own default (PATCH /api/me)."""
+
+from typing import Any
+
+from tests.support import api_client, make_user
+
+from almanac.chat.service import Strategies
+from almanac.llm.fake import ScriptedModel, reply
+
+
+async def test_a_user_sets_their_default_strategy_and_a_request_can_override_it(sqlite_url: str, build: Any) -> None:
+    planner = ScriptedModel([reply("SUMMARY:\nfrom the planner")] * 2, name="planner")
+    services, settings = build(sqlite_url, model=ScriptedModel([reply("from the chat model")] * 2))
+    services.chat.strategies = Strategies(planner=planner)
+    user = await make_user(services)
+    async with api_client(services, settings, user.api_key) as http:
+        assert (await http.get("/api/me")).json()["default_strategy"] is None
+        assert (await http.patch("/api/me", json={"default_strategy": "sideways"})).status_code == 422
+        updated = await http.patch("/api/me", json={"default_strategy": "boost"})
+        assert updated.status_code == 200 and updated.json()["default_strategy"] == "boost"
+        boosted = (await http.post("/api/chat", json={"message": "hi"})).json()
+        assert boosted["response"] == "from the planner"  # the planner's SUMMARY answered
+        direct = (await http.post("/api/chat", json={"message": "hi", "strategy": "direct"})).json()
+        assert direct["response"] == "from the chat model"
+        assert (await http.post("/api/chat", json={"message": "hi", "strategy": "bogus"})).status_code == 422
+        cleared = await http.patch("/api/me", json={"default_strategy": None})
+        assert cleared.json()["default_strategy"] is None
+    assert len(planner.requests) == 1
+
+
+async def test_boost_works_on_the_embedded_defaults(sqlite_url: str, build: Any) -> None:
+    """With no planner configured the chat model plans for itself; the offline model writes no plan,
+    so the answer comes from the direct path — never an error."""
+    services, settings = build(sqlite_url)
+    user = await make_user(services)
+    async with api_client(services, settings, user.api_key) as http:
+        answer = await http.post("/api/chat", json={"message": "hello", "strategy": "boost"})
+    assert answer.status_code == 200 and answer.json()["error"] is None and answer.json()["response"]
