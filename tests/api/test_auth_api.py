@@ -18,8 +18,8 @@ def client(app: Any, host: str = "127.0.0.1", base_url: str = "http://localhost"
     return httpx.AsyncClient(transport=transport, base_url=base_url)
 
 
-async def test_an_api_key_is_exchanged_for_an_httponly_cookie(sqlite_url: str, build: Any) -> None:
-    services, settings = build(sqlite_url, session_ttl_s=3600)
+async def test_an_api_key_is_exchanged_for_an_httponly_cookie(database_url: str, build: Any) -> None:
+    services, settings = build(database_url, session_ttl_s=3600)
     user = await make_user(services, "web@example.com")
     async with client(create_app(settings, services)) as http:
         refused = await http.post("/api/auth/session", json={"api_key": "alm_wrong-key-000000000000000000"})
@@ -37,20 +37,20 @@ async def test_an_api_key_is_exchanged_for_an_httponly_cookie(sqlite_url: str, b
         assert (await http.get("/api/me")).status_code == 401
 
 
-async def test_the_cookie_is_secure_over_https_or_when_configured(sqlite_url: str, build: Any) -> None:
-    services, settings = build(sqlite_url)
+async def test_the_cookie_is_secure_over_https_or_when_configured(database_url: str, build: Any) -> None:
+    services, settings = build(database_url)
     user = await make_user(services)
     async with client(create_app(settings, services), base_url="https://localhost") as http:
         signed_in = await http.post("/api/auth/session", json={"api_key": user.api_key})
         assert "secure" in signed_in.headers["set-cookie"].lower()
-    services, settings = build(sqlite_url, session_cookie_secure=True)
+    services, settings = build(database_url, session_cookie_secure=True)
     async with client(create_app(settings, services)) as http:
         signed_in = await http.post("/api/auth/session", json={"api_key": user.api_key})
         assert "secure" in signed_in.headers["set-cookie"].lower()
 
 
-async def test_a_signed_out_cookie_no_longer_works(sqlite_url: str, build: Any) -> None:
-    services, settings = build(sqlite_url)
+async def test_a_signed_out_cookie_no_longer_works(database_url: str, build: Any) -> None:
+    services, settings = build(database_url)
     user = await make_user(services)
     async with client(create_app(settings, services)) as http:
         await http.post("/api/auth/session", json={"api_key": user.api_key})
@@ -61,9 +61,9 @@ async def test_a_signed_out_cookie_no_longer_works(sqlite_url: str, build: Any) 
         assert (await http.get("/api/me")).status_code == 401
 
 
-async def test_dns_rebinding_is_refused_on_every_route(sqlite_url: str, build: Any) -> None:
+async def test_dns_rebinding_is_refused_on_every_route(database_url: str, build: Any) -> None:
     """A page whose hostname rebinds to 127.0.0.1 names its own host: nothing answers it."""
-    services, settings = build(sqlite_url, local_user=True)
+    services, settings = build(database_url, local_user=True)
     await make_user(services, "local@localhost")
     rebound = {"Host": "rebind.attacker.example:8000"}
     async with client(create_app(settings, services)) as http:
@@ -75,8 +75,8 @@ async def test_dns_rebinding_is_refused_on_every_route(sqlite_url: str, build: A
             assert (await http.get("/health", headers={"Host": host})).status_code == 200, host
 
 
-async def test_allowed_hosts_are_configurable(sqlite_url: str, build: Any) -> None:
-    services, settings = build(sqlite_url, allowed_hosts="chat.example.com,*.internal.example")
+async def test_allowed_hosts_are_configurable(database_url: str, build: Any) -> None:
+    services, settings = build(database_url, allowed_hosts="chat.example.com,*.internal.example")
     async with client(create_app(settings, services)) as http:
         assert (await http.get("/health", headers={"Host": "chat.example.com"})).status_code == 200
         assert (await http.get("/health", headers={"Host": "a.internal.example:443"})).status_code == 200
@@ -84,9 +84,9 @@ async def test_allowed_hosts_are_configurable(sqlite_url: str, build: Any) -> No
         assert (await http.get("/health", headers={"Host": "evil-chat.example.com"})).status_code == 400
 
 
-async def test_cookie_requests_that_change_state_must_come_from_our_pages(sqlite_url: str, build: Any) -> None:
+async def test_cookie_requests_that_change_state_must_come_from_our_pages(database_url: str, build: Any) -> None:
     """CSRF: a foreign Origin, no Origin at all, or a body without a Content-Type — all refused."""
-    services, settings = build(sqlite_url)
+    services, settings = build(database_url)
     user = await make_user(services)
     async with client(create_app(settings, services)) as http:
         await http.post("/api/auth/session", json={"api_key": user.api_key})
@@ -111,9 +111,9 @@ async def test_cookie_requests_that_change_state_must_come_from_our_pages(sqlite
 
 
 async def test_keyless_sign_in_needs_the_one_time_link_not_a_local_address(
-    sqlite_url: str, build: Any, tmp_path: Any
+    database_url: str, build: Any, tmp_path: Any
 ) -> None:
-    services, settings = build(sqlite_url, local_user=True, data_dir=str(tmp_path / "data"))
+    services, settings = build(database_url, local_user=True, data_dir=str(tmp_path / "data"))
     await make_user(services, "local@localhost")
     assert services.local_sign_in is not None
     link = services.local_sign_in.issue()
@@ -138,16 +138,16 @@ async def test_keyless_sign_in_needs_the_one_time_link_not_a_local_address(
         assert fresh != token and (await again.post("/api/auth/local", json={"token": fresh})).status_code == 200
 
 
-async def test_production_runs_offer_no_keyless_sign_in(sqlite_url: str, build: Any) -> None:
-    services, settings = build(sqlite_url, local_user=False)
+async def test_production_runs_offer_no_keyless_sign_in(database_url: str, build: Any) -> None:
+    services, settings = build(database_url, local_user=False)
     assert services.local_sign_in is None
     async with client(create_app(settings, services)) as local:
         assert (await local.get("/api/auth/local")).json()["available"] is False
         assert (await local.post("/api/auth/local", json={"token": "x" * 43})).status_code == 403
 
 
-async def test_sessions_expire_on_the_server_and_are_deleted(sqlite_url: str, build: Any) -> None:
-    services, settings = build(sqlite_url, session_ttl_s=600)
+async def test_sessions_expire_on_the_server_and_are_deleted(database_url: str, build: Any) -> None:
+    services, settings = build(database_url, session_ttl_s=600)
     user = await make_user(services)
     now = [datetime(2026, 11, 24, 12, 0, tzinfo=UTC)]
     services.accounts = AccountService(services.database, clock=lambda: now[0])
@@ -159,8 +159,8 @@ async def test_sessions_expire_on_the_server_and_are_deleted(sqlite_url: str, bu
     assert await services.accounts.purge_expired_sessions() == 1
 
 
-async def test_a_user_holds_a_bounded_number_of_sessions(sqlite_url: str, build: Any) -> None:
-    services, settings = build(sqlite_url, sessions_per_user=3)
+async def test_a_user_holds_a_bounded_number_of_sessions(database_url: str, build: Any) -> None:
+    services, settings = build(database_url, sessions_per_user=3)
     user = await make_user(services)
     app = create_app(settings, services)
     cookies = []
@@ -176,8 +176,8 @@ async def test_a_user_holds_a_bounded_number_of_sessions(sqlite_url: str, build:
     assert alive == [False, False, True, True, True]
 
 
-async def test_oversized_headers_are_refused(sqlite_url: str, build: Any) -> None:
-    services, settings = build(sqlite_url)
+async def test_oversized_headers_are_refused(database_url: str, build: Any) -> None:
+    services, settings = build(database_url)
     async with client(create_app(settings, services)) as http:
         huge = await http.get("/api/me", headers={"Authorization": "Bearer " + "a" * 1_000_000})
         assert huge.status_code == 431 and huge.json()["error"]["code"] == "headers_too_large"
@@ -189,10 +189,10 @@ def cookie_attributes(set_cookie: str) -> dict[str, str]:
     return {name.lower(): value for name, _, value in (a.partition("=") for a in attributes)}
 
 
-async def test_the_session_cookie_carries_exactly_its_flags(sqlite_url: str, build: Any) -> None:
+async def test_the_session_cookie_carries_exactly_its_flags(database_url: str, build: Any) -> None:
     """Over HTTP: HttpOnly, SameSite=Strict, Path=/, Max-Age = SESSION_TTL_S, no Secure. Over HTTPS
     (as a trusted proxy reports it) or with SESSION_COOKIE_SECURE: Secure as well."""
-    services, settings = build(sqlite_url, session_ttl_s=7200)
+    services, settings = build(database_url, session_ttl_s=7200)
     user = await make_user(services)
     expected = {"httponly": "", "samesite": "strict", "path": "/", "max-age": "7200"}
     async with client(create_app(settings, services)) as http:
@@ -204,7 +204,7 @@ async def test_the_session_cookie_carries_exactly_its_flags(sqlite_url: str, bui
         secure = await http.post("/api/auth/session", json={"api_key": user.api_key})
         attributes = cookie_attributes(secure.headers["set-cookie"])
         assert attributes.get("secure") == "" and attributes["max-age"] == "7200"
-    services, settings = build(sqlite_url, session_ttl_s=60, session_cookie_secure=True)
+    services, settings = build(database_url, session_ttl_s=60, session_cookie_secure=True)
     async with client(create_app(settings, services)) as http:
         configured = await http.post("/api/auth/session", json={"api_key": user.api_key})
         attributes = cookie_attributes(configured.headers["set-cookie"])

@@ -12,8 +12,8 @@ from almanac.llm.fake import ScriptedModel, reply
 
 
 @pytest.fixture
-async def client(sqlite_url: str, build: Any) -> Any:
-    services, settings = build(sqlite_url)
+async def client(database_url: str, build: Any) -> Any:
+    services, settings = build(database_url)
     user = await make_user(services)
     async with api_client(services, settings, user.api_key) as http:
         yield http
@@ -133,8 +133,8 @@ async def test_running_out_of_credits_is_a_402_with_what_to_do(client: httpx.Asy
     assert "Pro" in body["how_to_get_more"] and body["error"]["code"] == "insufficient_credits"
 
 
-async def test_a_model_failure_before_any_output_is_a_502_and_refunded(sqlite_url: str, build: Any) -> None:
-    services, settings = build(sqlite_url, model=ScriptedModel([ModelUnavailable("upstream down"), reply("ok")]))
+async def test_a_model_failure_before_any_output_is_a_502_and_refunded(database_url: str, build: Any) -> None:
+    services, settings = build(database_url, model=ScriptedModel([ModelUnavailable("upstream down"), reply("ok")]))
     user = await make_user(services)
     async with api_client(services, settings, user.api_key) as http:
         failed = await http.post("/api/chat", json={"message": "hi"})

@@ -10,8 +10,8 @@ from almanac.main import Services
 
 
 @pytest.fixture
-async def setup(sqlite_url: str, build: Any) -> Any:
-    services, settings = build(sqlite_url)
+async def setup(database_url: str, build: Any) -> Any:
+    services, settings = build(database_url)
     alice, bob = await make_user(services, "alice@example.com"), await make_user(services, "bob@example.com", "pro")
     async with api_client(services, settings, alice.api_key) as a, api_client(services, settings, bob.api_key) as b:
         yield services, a, b
@@ -126,13 +126,13 @@ async def test_probes_and_openapi(setup: tuple[Services, httpx.AsyncClient, Any]
     assert missing.status_code == 404 and missing.json()["error"]["code"] == "not_found"
 
 
-async def test_everything_is_still_there_after_a_restart(sqlite_url: str, build: Any) -> None:
-    services, settings = build(sqlite_url)
+async def test_everything_is_still_there_after_a_restart(database_url: str, build: Any) -> None:
+    services, settings = build(database_url)
     user = await make_user(services)
     async with api_client(services, settings, user.api_key) as http:
         cid = (await http.post("/api/chat", json={"message": "remember me"})).json()["conversation_id"]
     await services.database.dispose()
-    restarted, settings = build(sqlite_url)
+    restarted, settings = build(database_url)
     async with api_client(restarted, settings, user.api_key) as http:
         detail = (await http.get(f"/api/conversations/{cid}")).json()
         assert [i["id"] for i in detail["full"]] == ["q1", "q1-r"]

@@ -27,8 +27,8 @@ BODIES = {
 }
 
 
-async def test_every_state_changing_route_refuses_cookie_requests_from_other_sites(sqlite_url: str, build: Any) -> None:
-    services, settings = build(sqlite_url)
+async def test_every_state_changing_route_refuses_cookie_requests_from_other_sites(database_url: str, build: Any) -> None:
+    services, settings = build(database_url)
     user = await make_user(services)
     app = create_app(settings, services)
     transport = httpx.ASGITransport(app=app)
@@ -62,9 +62,9 @@ async def test_every_state_changing_route_refuses_cookie_requests_from_other_sit
         assert (await browser.get("/api/me")).status_code == 200
 
 
-async def test_a_route_added_later_is_covered_without_asking(sqlite_url: str, build: Any) -> None:
+async def test_a_route_added_later_is_covered_without_asking(database_url: str, build: Any) -> None:
     """A new state-changing route that reads the session cookie itself (no `CurrentUser`)."""
-    services, settings = build(sqlite_url)
+    services, settings = build(database_url)
     user = await make_user(services)
     app = create_app(settings, services)
     calls: list[str] = []
@@ -85,8 +85,8 @@ async def test_a_route_added_later_is_covered_without_asking(sqlite_url: str, bu
         assert len(calls) == 1
 
 
-async def test_a_body_without_a_content_type_is_refused_before_any_parsing(sqlite_url: str, build: Any) -> None:
-    services, settings = build(sqlite_url)
+async def test_a_body_without_a_content_type_is_refused_before_any_parsing(database_url: str, build: Any) -> None:
+    services, settings = build(database_url)
     user = await make_user(services)
     app = create_app(settings, services)
     transport = httpx.ASGITransport(app=app)
@@ -100,8 +100,8 @@ async def test_a_body_without_a_content_type_is_refused_before_any_parsing(sqlit
         assert (await browser.get("/api/credits")).json()["balance"] == 50
 
 
-async def test_api_keys_and_our_own_pages_are_not_affected(sqlite_url: str, build: Any) -> None:
-    services, settings = build(sqlite_url)
+async def test_api_keys_and_our_own_pages_are_not_affected(database_url: str, build: Any) -> None:
+    services, settings = build(database_url)
     user = await make_user(services)
     app = create_app(settings, services)
     transport = httpx.ASGITransport(app=app)

@@ -13,8 +13,8 @@ from almanac.billing.ledger import CreditService
 MESSAGES = [{"role": "user", "content": "hello"}]
 
 
-async def test_with_no_upstream_configured_the_offline_model_answers(sqlite_url: str) -> None:
-    async with gateway(sqlite_url) as gw:
+async def test_with_no_upstream_configured_the_offline_model_answers(database_url: str) -> None:
+    async with gateway(database_url) as gw:
         message = await gw.client.messages.create(model="claude-sonnet-4-6", max_tokens=100, messages=MESSAGES)
         assert message.type == "message" and message.role == "assistant"
         assert message.model == "claude-sonnet-4-6"
@@ -22,8 +22,8 @@ async def test_with_no_upstream_configured_the_offline_model_answers(sqlite_url:
         assert message.stop_reason == "end_turn" and message.usage.output_tokens > 0
 
 
-async def test_streaming_offline_answer_has_the_anthropic_event_sequence(sqlite_url: str) -> None:
-    async with gateway(sqlite_url) as gw:
+async def test_streaming_offline_answer_has_the_anthropic_event_sequence(database_url: str) -> None:
+    async with gateway(database_url) as gw:
         async with gw.client.messages.stream(model="claude-haiku-4-5", max_tokens=100, messages=MESSAGES) as stream:
             kinds = [event.type async for event in stream]
             final = await stream.get_final_message()
@@ -41,8 +41,8 @@ async def test_streaming_offline_answer_has_the_anthropic_event_sequence(sqlite_
     ],
     ids=["x-api-key-old-sdk", "bearer-new-sdk", "any-version-and-beta"],
 )
-async def test_both_auth_header_styles_and_any_version_are_accepted(sqlite_url: str, headers: dict[str, str]) -> None:
-    async with gateway(sqlite_url) as gw:
+async def test_both_auth_header_styles_and_any_version_are_accepted(database_url: str, headers: dict[str, str]) -> None:
+    async with gateway(database_url) as gw:
         sent = {name: value.format(key=gw.key) for name, value in headers.items()}
         body = {"model": "claude-opus-4-6", "max_tokens": 50, "messages": MESSAGES, "temperature": 0.2}
         response = await gw.http.post("/v1/messages?beta=true", json=body, headers=sent)
@@ -51,8 +51,8 @@ async def test_both_auth_header_styles_and_any_version_are_accepted(sqlite_url: 
 
 
 @pytest.mark.parametrize("key", [None, "alm_not_a_real_key_000000000000000", "sk-ant-something"])
-async def test_missing_or_unknown_keys_are_authentication_errors(sqlite_url: str, key: str | None) -> None:
-    async with gateway(sqlite_url) as gw:
+async def test_missing_or_unknown_keys_are_authentication_errors(database_url: str, key: str | None) -> None:
+    async with gateway(database_url) as gw:
         headers = {"x-api-key": key} if key else {}
         response = await gw.http.post(
             "/v1/messages", json={"model": "m", "max_tokens": 5, "messages": MESSAGES}, headers=headers
@@ -75,9 +75,9 @@ async def test_missing_or_unknown_keys_are_authentication_errors(sqlite_url: str
     ],
 )
 async def test_invalid_requests_are_invalid_request_errors_naming_the_field(
-    sqlite_url: str, body: dict[str, object], field: str
+    database_url: str, body: dict[str, object], field: str
 ) -> None:
-    async with gateway(sqlite_url) as gw:
+    async with gateway(database_url) as gw:
         response = await gw.http.post("/v1/messages", json=body, headers={"x-api-key": gw.key})
         assert response.status_code == 400
         error = response.json()["error"]
@@ -87,14 +87,14 @@ async def test_invalid_requests_are_invalid_request_errors_naming_the_field(
                 await gw.client.messages.create(**body)  # type: ignore[arg-type]
 
 
-async def test_body_that_is_not_json_is_rejected(sqlite_url: str) -> None:
-    async with gateway(sqlite_url) as gw:
+async def test_body_that_is_not_json_is_rejected(database_url: str) -> None:
+    async with gateway(database_url) as gw:
         response = await gw.http.post("/v1/messages", content=b"{nope", headers={"x-api-key": gw.key})
         assert response.status_code == 400 and response.json()["error"]["type"] == "invalid_request_error"
 
 
-async def test_count_tokens_answers_input_tokens(sqlite_url: str) -> None:
-    async with gateway(sqlite_url) as gw:
+async def test_count_tokens_answers_input_tokens(database_url: str) -> None:
+    async with gateway(database_url) as gw:
         small = await gw.client.messages.count_tokens(model="claude-sonnet-4-6", messages=MESSAGES)
         large = await gw.client.messages.count_tokens(
             model="claude-sonnet-4-6",
@@ -105,8 +105,8 @@ async def test_count_tokens_answers_input_tokens(sqlite_url: str) -> None:
         assert 0 < small.input_tokens < large.input_tokens
 
 
-async def test_models_lists_one_model_per_tier(sqlite_url: str) -> None:
-    async with gateway(sqlite_url) as gw:
+async def test_models_lists_one_model_per_tier(database_url: str) -> None:
+    async with gateway(database_url) as gw:
         page = await gw.client.models.list()
         ids = [model.id for model in page.data]
         assert ids == ["claude-opus-4-6", "claude-sonnet-4-6", "claude-haiku-4-5"]
@@ -115,14 +115,14 @@ async def test_models_lists_one_model_per_tier(sqlite_url: str) -> None:
             await gw.client.models.retrieve("gpt-unknown")
 
 
-async def test_unknown_v1_paths_are_not_found_errors(sqlite_url: str) -> None:
-    async with gateway(sqlite_url) as gw:
+async def test_unknown_v1_paths_are_not_found_errors(database_url: str) -> None:
+    async with gateway(database_url) as gw:
         response = await gw.http.post("/v1/complete", json={}, headers={"x-api-key": gw.key})
         assert response.status_code == 404 and response.json()["error"]["type"] == "not_found_error"
 
 
-async def test_every_request_is_recorded_for_its_user(sqlite_url: str) -> None:
-    async with gateway(sqlite_url) as gw:
+async def test_every_request_is_recorded_for_its_user(database_url: str) -> None:
+    async with gateway(database_url) as gw:
         await gw.client.messages.create(model="claude-opus-4-6", max_tokens=10, messages=MESSAGES)
         async with gw.client.messages.stream(model="claude-haiku-4-5", max_tokens=10, messages=MESSAGES) as stream:
             await stream.get_final_message()
@@ -137,8 +137,8 @@ async def test_every_request_is_recorded_for_its_user(sqlite_url: str) -> None:
         assert rows[0].first_token_ms is not None and rows[0].latency_ms >= 0
 
 
-async def test_with_a_price_the_gateway_bills_the_ledger_and_refuses_an_empty_balance(sqlite_url: str) -> None:
-    async with gateway(sqlite_url, gateway_credits_per_1k_tokens=1000) as gw:
+async def test_with_a_price_the_gateway_bills_the_ledger_and_refuses_an_empty_balance(database_url: str) -> None:
+    async with gateway(database_url, gateway_credits_per_1k_tokens=1000) as gw:
         credits = CreditService(gw.services.database)
         before = await credits.balance(user_id=gw.user_id)
         message = await gw.client.messages.create(model="claude-opus-4-6", max_tokens=10, messages=MESSAGES)
@@ -160,6 +160,6 @@ async def test_with_a_price_the_gateway_bills_the_ledger_and_refuses_an_empty_ba
         assert refused.value.body["error"]["type"] == "billing_error"  # type: ignore[index]
 
 
-async def test_sdk_over_http_client_with_bearer_is_httpx2(sqlite_url: str) -> None:
-    async with gateway(sqlite_url) as gw:
+async def test_sdk_over_http_client_with_bearer_is_httpx2(database_url: str) -> None:
+    async with gateway(database_url) as gw:
         assert isinstance(gw.http, httpx2.AsyncClient)

@@ -76,9 +76,9 @@ async def test_only_the_owner_ever_sees_a_token(database_url: str, build: Any) -
     ],
 )
 async def test_a_malformed_token_is_a_422_naming_the_field(
-    sqlite_url: str, build: Any, body: dict[str, Any], message: str
+    database_url: str, build: Any, body: dict[str, Any], message: str
 ) -> None:
-    services, settings = build(sqlite_url, **KEY)
+    services, settings = build(database_url, **KEY)
     alice = await make_user(services)
     async with api_client(services, settings, alice.api_key) as http:
         refused = await http.put("/api/integrations/github", json=body)
@@ -102,13 +102,13 @@ async def test_without_a_key_in_production_tokens_are_off(database_url: str, bui
     assert "per-user integration tokens (SECRET_KEY is not set (LOCAL_USER=false)" in off
 
 
-async def test_the_shared_token_flag_needs_the_opt_in_and_a_token(sqlite_url: str, build: Any) -> None:
+async def test_the_shared_token_flag_needs_the_opt_in_and_a_token(database_url: str, build: Any) -> None:
     for overrides, shared in (
         ({"github_personal_access_token": "ghp_" + "o" * 36}, False),
         ({"github_shared_token": True}, False),
         ({"github_shared_token": True, "github_personal_access_token": "ghp_" + "o" * 36}, True),
     ):
-        services, settings = build(sqlite_url, **KEY, **overrides)
+        services, settings = build(database_url, **KEY, **overrides)
         alice = await make_user(services)
         async with api_client(services, settings, alice.api_key) as http:
             assert (await http.get("/api/integrations/github")).json()["shared_token_available"] is shared

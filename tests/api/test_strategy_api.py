@@ -8,9 +8,9 @@ from almanac.chat.service import Strategies
 from almanac.llm.fake import ScriptedModel, reply
 
 
-async def test_a_user_sets_their_default_strategy_and_a_request_can_override_it(sqlite_url: str, build: Any) -> None:
+async def test_a_user_sets_their_default_strategy_and_a_request_can_override_it(database_url: str, build: Any) -> None:
     planner = ScriptedModel([reply("SUMMARY:\nfrom the planner")] * 2, name="planner")
-    services, settings = build(sqlite_url, model=ScriptedModel([reply("from the chat model")] * 2))
+    services, settings = build(database_url, model=ScriptedModel([reply("from the chat model")] * 2))
     services.chat.strategies = Strategies(planner=planner)
     user = await make_user(services)
     async with api_client(services, settings, user.api_key) as http:
@@ -28,10 +28,10 @@ async def test_a_user_sets_their_default_strategy_and_a_request_can_override_it(
     assert len(planner.requests) == 1
 
 
-async def test_boost_works_on_the_embedded_defaults(sqlite_url: str, build: Any) -> None:
+async def test_boost_works_on_the_embedded_defaults(database_url: str, build: Any) -> None:
     """With no planner configured the chat model plans for itself; the offline model writes no plan,
     so the answer comes from the direct path — never an error."""
-    services, settings = build(sqlite_url)
+    services, settings = build(database_url)
     user = await make_user(services)
     async with api_client(services, settings, user.api_key) as http:
         answer = await http.post("/api/chat", json={"message": "hello", "strategy": "boost"})

@@ -9,11 +9,11 @@ from tests.support import api_client, make_user
 from almanac.llm.fake import ScriptedModel, call, calls, reply
 
 
-async def test_the_turn_limit_comes_from_the_setting(sqlite_url: str, build: Any) -> None:
+async def test_the_turn_limit_comes_from_the_setting(database_url: str, build: Any) -> None:
     model = ScriptedModel(
         [calls(call("retrieve_full_context", {"id": "q1"})) for _ in range(3)] + [reply("best effort")]
     )
-    services, settings = build(sqlite_url, model=model, max_turns=3, max_query_credits=0)
+    services, settings = build(database_url, model=model, max_turns=3, max_query_credits=0)
     user = await make_user(services)
     async with api_client(services, settings, user.api_key) as http:
         body = (await http.post("/api/chat", json={"message": "keep looking"})).json()
