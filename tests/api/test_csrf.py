@@ -27,7 +27,9 @@ BODIES = {
 }
 
 
-async def test_every_state_changing_route_refuses_cookie_requests_from_other_sites(database_url: str, build: Any) -> None:
+async def test_every_state_changing_route_refuses_cookie_requests_from_other_sites(
+    database_url: str, build: Any
+) -> None:
     services, settings = build(database_url)
     user = await make_user(services)
     app = create_app(settings, services)
