@@ -99,6 +99,13 @@ class Settings(BaseSettings):
     offline_token_delay_ms: float = Field(
         8.0, ge=0, le=1000, description="Delay between the offline model's streamed words."
     )
+    offline_summary_delay_ms: float = Field(
+        0.0,
+        ge=0,
+        le=600_000,
+        description="How long the offline (extractive) summariser takes per summary; lets a local run behave like "
+        "one with a real summariser (summaries arriving after the answer).",
+    )
 
     # --- documentation retrieval ---------------------------------------------------------------
     doc_source: Literal["auto", "context7", "local"] = Field(

@@ -90,7 +90,7 @@ def build_services(settings: Settings, *, model: Model | None = None, summariser
         tool_result_tokens=settings.tool_result_max_tokens,
     )
     if summariser is None:
-        summariser = ExtractiveSummariser()
+        summariser = ExtractiveSummariser(delay_s=settings.offline_summary_delay_ms / 1000)
         if model.provider in ("anthropic", "openai"):
             summariser_model = build_model(provider_config(settings, model=settings.summariser_model))
             # What the summariser reads must fit its own window (about 2.5 characters a token, safely).

@@ -20,6 +20,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -147,11 +148,12 @@ def _build_docs_index(folder: Path, env: dict[str, str]) -> str:
     return ""
 
 
-@pytest.fixture(scope="package")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+@contextmanager
+def running_server(folder: Path, **extra_env: str) -> Iterator[Server]:
+    """`almanac serve` (offline model, the built UI, one indexed guide) in `folder` on a free port,
+    for the block's duration; `extra_env` adds or overrides settings."""
     if not (DIST / "index.html").is_file():
         _unavailable(f"the web UI is not built ({DIST}); run `make test` or `cd frontend && npm run build`")
-    folder = tmp_path_factory.mktemp("e2e-server")
     port = _free_port()
     env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "OPENAI_", "DATABASE_", "VOYAGE_"))}
     env.update(
@@ -171,6 +173,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
         EMBEDDINGS="none",
         RERANKER="none",
     )
+    env.update(extra_env)
     env.pop("CONTEXT7_API_KEY", None)
     docs_error = _build_docs_index(folder, env)
     log = folder / "server.log"
@@ -185,7 +188,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
         )
     url = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 60
+        deadline = time.monotonic() + 60  # a guard against a server that never starts
         while True:
             assert process.poll() is None, f"the server exited:\n{log.read_text()}"
             try:
@@ -204,6 +207,12 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
             except subprocess.TimeoutExpired:
                 os.killpg(process.pid, signal.SIGKILL)
                 process.wait(timeout=10)
+
+
+@pytest.fixture(scope="package")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    with running_server(tmp_path_factory.mktemp("e2e-server")) as started:
+        yield started
 
 
 @pytest.fixture(scope="package")

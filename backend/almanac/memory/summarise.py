@@ -7,6 +7,7 @@ the code blocks. Short items are kept as they are: summarising them saves nothin
 
 from __future__ import annotations
 
+import asyncio
 import re
 from dataclasses import dataclass
 from typing import Protocol
@@ -43,14 +44,18 @@ def needs_summary(content: str) -> bool:
 
 
 class ExtractiveSummariser:
-    """Deterministic, instant summaries made of the item's own words."""
+    """Deterministic summaries made of the item's own words: instant, or after `delay_s` (to try
+offline how the service behaves with a summariser that takes seconds, as a real model does)."""
 
     name = "extractive"
 
-    def __init__(self, limit: int = 360) -> None:
+    def __init__(self, limit: int = 360, *, delay_s: float = 0.0) -> None:
         self.limit = limit
+        self.delay_s = delay_s
 
     async def summarise(self, request: SummaryRequest) -> str:
+        if self.delay_s > 0:
+            await asyncio.sleep(self.delay_s)
         return extractive_summary(request.content, limit=self.limit, tool_name=request.tool_name)
 
 
