@@ -47,7 +47,7 @@ def test_create_a_key_shown_once_revoke_it_then_revoke_this_sessions_key(open_br
     shown.wait_for()
     new_key = shown.input_value()
     assert new_key and new_key != key
-    assert page.evaluate("document.activeElement.id") == "new-key-value"
+    page.wait_for_function("() => document.activeElement?.id === 'new-key-value'")
     assert "it will not be shown again" in dialog.get_by_test_id("new-key").inner_text()
     dialog.get_by_role("button", name="Copy the new key to the clipboard").click()
     dialog.get_by_role("button", name="Copy the new key to the clipboard").filter(has_text="Copied").wait_for()
@@ -83,7 +83,9 @@ def test_create_a_key_shown_once_revoke_it_then_revoke_this_sessions_key(open_br
     page.keyboard.press("Escape")
     dialog.wait_for(state="hidden")
     account = page.get_by_role("button", name=f"Account: {email}")
-    assert page.evaluate("document.activeElement.getAttribute('aria-label')") == f"Account: {email}"
+    page.wait_for_function(
+        "label => document.activeElement?.getAttribute('aria-label') === label", arg=f"Account: {email}"
+    )
     page.keyboard.press("Enter")
     wait_focus(page, "API keys")
     page.keyboard.press("ArrowUp")
