@@ -140,14 +140,20 @@ def assemble(
     cut: list[str] = []
     current = _fit_turns(turns, prompt, room=window.prompt_tokens - fixed, cut=cut, final_note=final_note)
     used = fixed + counter.count_messages(current) - (counter.count(final_note) if final_note else 0)
-    earlier, left_out = _fit_history(prompt, room=window.prompt_tokens - used - NOTE_TOKENS, cut=cut)
-    messages = [*earlier, question, *current]
-    if left_out:
-        note = _left_out_note(left_out)
-        first = messages[0]
-        messages[0] = Message("user", (TextBlock(note + "\n\n" + first.text),))
-    total = counter.count(system) + counter.count_tools(tools) + counter.count_messages(messages)
-    return Assembly(tuple(messages), total, tuple(left_out), tuple(cut))
+    room = window.prompt_tokens - used - NOTE_TOKENS
+    while True:
+        history_cut: list[str] = []
+        earlier, left_out = _fit_history(prompt, room=room, cut=history_cut)
+        messages = [*earlier, question, *current]
+        if left_out:
+            note = _left_out_note(left_out)
+            first = messages[0]
+            messages[0] = Message("user", (TextBlock(note + "\n\n" + first.text),))
+        total = counter.count(system) + counter.count_tools(tools) + counter.count_messages(messages)
+        if total <= window.prompt_tokens or not earlier:
+            break
+        room -= total - window.prompt_tokens  # the note came out longer than reserved: give way a little more
+    return Assembly(tuple(messages), total, tuple(left_out), tuple(cut + history_cut))
 
 
 def preflight(prompt: QueryPrompt, *, system: str, tools: Sequence[ToolSpec]) -> None:

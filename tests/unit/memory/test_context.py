@@ -139,3 +139,14 @@ def test_the_window_of_a_model_leaves_room_for_the_answer() -> None:
         == 6_000
     )
     assert window.halved().prompt_tokens == window.prompt_tokens // 2
+
+
+def test_a_long_left_out_note_never_pushes_the_request_over_the_window() -> None:
+    counter = TokenCounter()
+    for prompt_tokens in range(2_000, 2_600, 37):  # many budgets, so some leave almost no slack
+        window = Window(prompt_tokens=prompt_tokens, history_item_tokens=200)
+        built = assemble(prompt(history(200, size=2), 201, "latest", window), system=SYSTEM, tools=TOOLS)
+        assert built.left_out and built.tokens <= window.prompt_tokens
+        assert built.tokens == counter.count(SYSTEM) + counter.count_tools(TOOLS) + counter.count_messages(
+            built.messages
+        )
