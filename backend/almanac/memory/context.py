@@ -141,7 +141,7 @@ def assemble(
     current = _fit_turns(turns, prompt, room=window.prompt_tokens - fixed, cut=cut, final_note=final_note)
     used = fixed + counter.count_messages(current) - (counter.count(final_note) if final_note else 0)
     room = window.prompt_tokens - used - NOTE_TOKENS
-    while True:
+    for _ in range(32):  # converges in one or two rounds; bounded all the same
         history_cut: list[str] = []
         earlier, left_out = _fit_history(prompt, room=room, cut=history_cut)
         messages = [*earlier, question, *current]
