@@ -230,7 +230,7 @@ async def test_history_gives_way_so_every_request_fits(make: Any) -> None:
         assert used <= window.prompt_tokens
     last = model.requests[-1]
     assert "[Memory: earlier queries q1–" in last.messages[0].text
-    assert last.messages[-1].text.startswith("[ID:q12] Please review")
+    assert "[ID:q12] Please review" in last.messages[-1].text  # the note may lead it when no history fits
     assert conversation is not None
     for number in range(1, 13):  # nothing is lost: every item is still there by ID
         assert await services.history.item(user_id=user.id, conversation_id=conversation, item_id=f"q{number}")
