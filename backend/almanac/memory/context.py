@@ -145,11 +145,15 @@ def assemble(
         history_cut: list[str] = []
         earlier, left_out = _fit_history(prompt, room=room, cut=history_cut)
         messages = [*earlier, question, *current]
-        if left_out:
-            note = _left_out_note(left_out)
-            first = messages[0]
-            messages[0] = Message("user", (TextBlock(note + "\n\n" + first.text),))
         total = counter.count(system) + counter.count_tools(tools) + counter.count_messages(messages)
+        if left_out:
+            # The note, as long as room allows: in full, short, or (no room at all) left out.
+            for note in (_left_out_note(left_out), _left_out_note(left_out, short=True)):
+                noted = [Message("user", (TextBlock(note + "\n\n" + messages[0].text),)), *messages[1:]]
+                size = counter.count(system) + counter.count_tools(tools) + counter.count_messages(noted)
+                if size <= window.prompt_tokens or earlier:
+                    messages, total = noted, size
+                    break
         if total <= window.prompt_tokens or not earlier:
             break
         room -= total - window.prompt_tokens  # the note came out longer than reserved: give way a little more
@@ -295,9 +299,11 @@ def _render_query(
     return [Message.user(question), Message.assistant(answer)], shortened
 
 
-def _left_out_note(numbers: Sequence[int]) -> str:
+def _left_out_note(numbers: Sequence[int], *, short: bool = False) -> str:
     first, last = min(numbers), max(numbers)
     span = f"q{first}" if first == last else f"q{first}–q{last}"
+    if short:
+        return f"[Memory: {span} not shown; retrieve_full_context by ID.]"
     return (
         f"[Memory: earlier queries {span} of this conversation, with their tool results and answers, are not "
         "shown here to fit the context window. Every item is still available: call retrieve_full_context "

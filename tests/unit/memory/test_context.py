@@ -150,3 +150,19 @@ def test_a_long_left_out_note_never_pushes_the_request_over_the_window() -> None
         assert built.tokens == counter.count(SYSTEM) + counter.count_tools(TOOLS) + counter.count_messages(
             built.messages
         )
+
+
+def test_with_no_room_for_history_the_note_shrinks_rather_than_overflow() -> None:
+    counter = TokenCounter()
+    question = "word " * 400
+    base = (
+        counter.count(SYSTEM) + counter.count_tools(TOOLS) + counter.count_message(Message.user(f"[ID:q5] {question}"))
+    )
+    for slack in range(0, 120, 3):
+        window = Window(prompt_tokens=base + slack)
+        built = assemble(prompt(history(4), 5, question, window), system=SYSTEM, tools=TOOLS)
+        assert built.tokens <= window.prompt_tokens and built.left_out == (1, 2, 3, 4)
+    roomy = assemble(
+        prompt(history(4), 5, question, Window(base + 200, history_item_tokens=1)), system=SYSTEM, tools=TOOLS
+    )
+    assert roomy.messages[-1].text.startswith("[Memory:")
