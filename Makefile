@@ -19,6 +19,10 @@ UI_SOURCES := $(shell find $(UI)/src $(UI)/public -type f 2>/dev/null) \
 .DEFAULT_GOAL := serve
 
 install: $(VENV)/.installed
+	@# code_execution runs programs in a bubblewrap sandbox: install it when missing and possible
+	@# (without it the tool is off, and the startup log says why).
+	@if ! command -v bwrap >/dev/null 2>&1 && command -v apt-get >/dev/null 2>&1 && [ "$$(id -u)" = 0 ]; then \
+		(apt-get update -q && apt-get install -y -q bubblewrap) || echo "warning: could not install bubblewrap: code_execution will be off"; fi
 ifeq ($(HAVE_NPM),yes)
 	@$(MAKE) --no-print-directory $(UI_DEPS) || echo "warning: npm ci failed: the web UI cannot be built"
 endif

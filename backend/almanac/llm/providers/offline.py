@@ -77,9 +77,12 @@ class OfflineModel:
         self._delay = token_delay_s
         self.rules: list[IntentRule] = list(rules)
 
-    def add_rule(self, rule: IntentRule) -> None:
-        """Teach the model another intent (earlier rules win)."""
-        self.rules.append(rule)
+    def add_rule(self, rule: IntentRule, *, first: bool = False) -> None:
+        """Teach the model another intent (earlier rules win; `first` puts it before all others)."""
+        if first:
+            self.rules.insert(0, rule)
+        else:
+            self.rules.append(rule)
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
         if request.purpose == "summary":
@@ -227,6 +230,10 @@ def _direct_answer(query: str, request: ModelRequest) -> str:
         abilities.append("fetch the full text of an earlier item, e.g. “show me the full answer from q1”")
     if "retrieve_documentation" in tools:
         abilities.append("look things up in documentation, e.g. “how do I use asyncio.TaskGroup?”")
+    if "code_execution" in tools:
+        abilities.append("run code in a sandbox, e.g. “run this Python: print(2**10)”")
+    if "list_files" in tools:
+        abilities.append("use your workspace, e.g. “list my workspace files”, “read notes.txt”")
     quoted = "\n".join("> " + line for line in query.strip().splitlines()[:40]) or "> (empty)"
     lines = [
         "I'm Almanac's built-in **offline model**: no language model is configured here, so I cannot "

@@ -1,0 +1,264 @@
+"""code_execution on the real sandbox: the three languages, stdin, the workspace copied in and the
+program's files saved back (links and over-limit folders not), a language without an interpreter,
+and a sandbox that cannot be set up — or one that does not isolate — never running the program.
+Skipped where bubblewrap cannot run, unless ALMANAC_REQUIRE_SANDBOX=1."""
+
+import json
+import logging
+import os
+import shutil
+import subprocess
+import tempfile
+import textwrap
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+
+import pytest
+
+from almanac.tools.assembly import BuiltinTools
+from almanac.tools.base import ToolContext, ToolUnavailable
+from almanac.tools.builtin.code_execution import CodeExecutionTool
+from almanac.tools.builtin.confined import WorkspaceLimits
+from almanac.tools.builtin.workspace import Workspaces
+from almanac.tools.config import CodeExecutionConfig, ToolsConfig
+from almanac.tools.registry import ToolRegistry
+from almanac.tools.sandbox import Limits, Sandbox, SandboxConfig, SandboxUnavailable
+
+REQUIRE = os.environ.get("ALMANAC_REQUIRE_SANDBOX", "") == "1"
+BACKEND = Path(__file__).resolve().parents[2] / "backend"
+LIMITS = Limits(timeout_s=5, memory_mb=256)
+CONTEXT = ToolContext("user-1", "c1", 1, "q1", "q1-t1", "toolu_1")
+
+
+@pytest.fixture
+async def sandbox() -> AsyncIterator[Sandbox]:
+    box = Sandbox(SandboxConfig(LIMITS))
+    problem = await box.check()
+    if problem is not None:
+        if REQUIRE:
+            pytest.fail(f"the sandbox is required (ALMANAC_REQUIRE_SANDBOX=1) but {problem}")
+        pytest.skip(f"no sandbox here: {problem}")
+    yield box
+    box.close()
+
+
+@pytest.fixture
+def workspaces(tmp_path: Path) -> Workspaces:
+    return Workspaces(tmp_path / "workspaces", WorkspaceLimits(max_file_bytes=1000, max_total_bytes=3000, max_files=10))
+
+
+async def test_each_language_runs_and_reads_stdin(sandbox: Sandbox) -> None:
+    tool = CodeExecutionTool(sandbox, languages=("python", "javascript", "bash"))
+    python = await tool.run({"language": "python", "code": "print(2**10)"}, CONTEXT)
+    assert python.content.startswith("python · exit code 0 · ")
+    assert "stdout:\n```\n1024\n```\nstderr: (empty)" in python.content and not python.is_error
+    assert python.data is not None and python.data["exit_code"] == 0 and python.data["timed_out"] is False
+    bash = await tool.run({"language": "bash", "code": 'read name; echo "hi $name"; id -u', "stdin": "ada\n"}, CONTEXT)
+    assert "hi ada\n1000" in bash.content
+    if "javascript" in sandbox.interpreters:
+        js = await tool.run({"language": "javascript", "code": "console.log([1,2,3].map(x => x * 2))"}, CONTEXT)
+        assert "[ 2, 4, 6 ]" in js.content
+    failing = await tool.run({"language": "python", "code": "import sys\nprint('partial')\nsys.exit(3)"}, CONTEXT)
+    assert failing.is_error and "exit code 3" in failing.content and "partial" in failing.content
+
+
+async def test_the_workspace_is_copied_in_and_the_programs_files_saved_back(
+    sandbox: Sandbox, workspaces: Workspaces, tmp_path: Path
+) -> None:
+    space = workspaces.of("user-1")
+    space.write("notes.txt", b"three\none\ntwo\n")
+    space.write("old.txt", b"remove me")
+    (tmp_path / "secret.txt").write_text("outside")
+    tool = CodeExecutionTool(sandbox, languages=("python",), workspaces=workspaces)
+    code = textwrap.dedent(
+        f"""
+        import os
+        lines = open("/workspace/notes.txt").read().split()
+        os.makedirs("/workspace/out", exist_ok=True)
+        open("/workspace/out/sorted.txt", "w").write("\\n".join(sorted(lines)))
+        os.remove("/workspace/old.txt")
+        os.symlink("{tmp_path / "secret.txt"}", "/workspace/link.txt")
+        os.mkfifo("/workspace/fifo")
+        print(sorted(os.listdir("/workspace")))
+        """
+    )
+    result = await tool.run({"language": "python", "code": code}, CONTEXT)
+    assert "['fifo', 'link.txt', 'notes.txt', 'out']" in result.content
+    assert "[saved to the workspace: out/sorted.txt]" in result.content
+    assert "[removed from the workspace: old.txt]" in result.content
+    assert "[not saved (links, special files or conflicts): fifo, link.txt]" in result.content
+    assert space.read("out/sorted.txt", max_bytes=100)[0] == b"one\nthree\ntwo"
+    assert sorted(e.path for e in space.entries()) == ["notes.txt", "out", "out/sorted.txt"]
+    assert workspaces.of("user-2").entries() == []  # another user's runs see none of it
+
+
+async def test_a_program_that_breaks_the_workspace_limits_saves_nothing(
+    sandbox: Sandbox, workspaces: Workspaces
+) -> None:
+    workspaces.of("user-1").write("keep.txt", b"kept")
+    tool = CodeExecutionTool(sandbox, languages=("python",), workspaces=workspaces)
+    code = (
+        "for i in range(20):\n    open(f'/workspace/f{i}.txt', 'w').write('x')\n"
+        "open('/workspace/keep.txt', 'w').write('changed')"
+    )
+    result = await tool.run({"language": "python", "code": code}, CONTEXT)
+    assert "[/workspace was not saved: more than 10 files]" in result.content
+    assert [e.path for e in workspaces.of("user-1").entries()] == ["keep.txt"]
+    assert workspaces.of("user-1").read("keep.txt", max_bytes=10)[0] == b"kept"
+
+
+async def test_writing_too_much_to_disk_stops_the_program(workspaces: Workspaces) -> None:
+    box = Sandbox(SandboxConfig(Limits(timeout_s=20, disk_mb=5, file_size_mb=4)))
+    if await box.check() is not None:
+        pytest.skip("no sandbox here")
+    try:
+        tool = CodeExecutionTool(box, languages=("python",))
+        code = (
+            "import time\nfor i in range(1000):\n"
+            "    open(f'/tmp/{i}', 'wb').write(b'x' * 1_000_000)\n    time.sleep(0.01)"
+        )
+        result = await tool.run({"language": "python", "code": code}, CONTEXT)
+    finally:
+        box.close()
+    assert "stopped: wrote more than 5 MiB or 2,000 files" in result.content
+    assert result.data is not None and result.data["stopped"] == "disk"
+
+
+async def test_a_language_without_an_interpreter_is_reported_and_free(sandbox: Sandbox) -> None:
+    sandbox.interpreters.pop("javascript", None)
+    tool = CodeExecutionTool(sandbox, languages=("python", "javascript"))
+    result = await tool.run({"language": "javascript", "code": "console.log(1)"}, CONTEXT)
+    assert (result.is_error, result.free) == (True, True)
+    assert result.content == (
+        "javascript cannot run here: no `node` or `nodejs` interpreter is installed on this server. "
+        "Languages available: python."
+    )
+
+
+@pytest.fixture
+def public_folder() -> Iterator[Path]:
+    """A folder other users can read (pytest's own are private): the sandbox's host user runs from it."""
+    folder = Path(tempfile.mkdtemp(prefix="almanac-test-"))
+    folder.chmod(0o777)  # writable by anyone, so that even an unsandboxed program could leave its marker
+    yield folder
+    shutil.rmtree(folder)
+
+
+def fake_bwrap(folder: Path, script: str) -> str:
+    path = folder / "bwrap"
+    path.write_text("#!/bin/sh\n" + script)
+    path.chmod(0o755)
+    return str(path)
+
+
+@pytest.mark.parametrize(
+    ("script", "problem"),
+    [
+        (
+            "echo 'bwrap: No permissions to create new namespace' >&2\nexit 1\n",
+            "No permissions to create new namespace",
+        ),
+        # A "sandbox" that runs the program without isolating it: the probe notices, nothing runs.
+        ('while [ "$1" != "--" ]; do shift; done; shift; exec "$@"\n', "did not run as its own user"),
+    ],
+)
+async def test_a_sandbox_that_cannot_be_set_up_never_runs_the_program(
+    public_folder: Path, caplog: pytest.LogCaptureFixture, script: str, problem: str
+) -> None:
+    if shutil.which("prlimit", path="/usr/bin:/bin") is None:
+        pytest.skip("prlimit is not installed")
+    bwrap = fake_bwrap(public_folder, script)
+    marker = public_folder / "ran"
+    config = ToolsConfig(code=CodeExecutionConfig(limits=LIMITS))
+    tools = BuiltinTools(config)
+    sandbox = Sandbox(SandboxConfig(LIMITS, bwrap=bwrap))
+    tools.sandbox = sandbox
+    tools.tools = [CodeExecutionTool(sandbox, languages=("bash",))]
+    registry = ToolRegistry(tools.tools)
+    with caplog.at_level(logging.WARNING, logger="almanac.tools"):
+        await tools.start(registry)
+    assert "code_execution" not in registry
+    assert any(problem in reason for reason in tools.off())
+    assert any("code_execution is off: the sandbox cannot be set up here" in r.getMessage() for r in caplog.records)
+    with pytest.raises(ToolUnavailable, match=problem):
+        await tools.tools[0].run({"language": "bash", "code": f"touch {marker}"}, CONTEXT)
+    async with sandbox.run_dir("bash", f"touch {marker}") as run:
+        with pytest.raises(SandboxUnavailable):
+            await sandbox.execute(run, language="bash")
+    assert not marker.exists()
+    sandbox.close()
+
+
+def test_as_an_unprivileged_user_the_sandbox_runs_as_that_user_with_its_limits() -> None:
+    """Almanac run as a normal user (as in the Docker image): the sandbox is that user's, the process
+    limit holds. Run here through setpriv as uid 65534 with the system Python (when we are root)."""
+    python = shutil.which("python3", path="/usr/bin:/usr/local/bin")
+    if os.geteuid() != 0 or python is None or shutil.which("setpriv") is None:
+        pytest.skip("needs root (to become another user), setpriv and a system python3")
+    script = textwrap.dedent(
+        f"""
+            import asyncio, json, os, sys
+            sys.path.insert(0, {str(BACKEND)!r})
+            from almanac.tools.sandbox import Limits, Sandbox, SandboxConfig
+
+            async def main():
+                box = Sandbox(SandboxConfig(Limits(timeout_s=5, processes=8)))
+                problem = await box.check()
+                code = (
+                    "import os\\nn = 0\\ntry:\\n    while True:\\n        os.fork() or os._exit(0)\\n"
+                    "        n += 1\\nexcept OSError:\\n    print(n, os.getuid())"
+                )
+                result = None
+                if problem is None:
+                    async with box.run_dir("python", code) as run:
+                        outcome = await box.execute(run, language="python")
+                        result = outcome.stdout.decode()
+                box.close()
+                report = {{"problem": problem, "host_user": box.host_user, "euid": os.geteuid(), "out": result}}
+                print(json.dumps(report))
+
+            asyncio.run(main())
+            """
+    )
+    done = subprocess.run(
+        ["setpriv", "--reuid", "65534", "--regid", "65534", "--clear-groups", python, "-"],
+        input=script,
+        capture_output=True,
+        text=True,
+        check=False,
+        env={"PATH": "/usr/bin:/bin"},
+        cwd="/",
+    )
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    if report["problem"] is not None and not REQUIRE:
+        pytest.skip(f"no sandbox for an unprivileged user here: {report['problem']}")
+    assert (report["euid"], report["host_user"], report["problem"]) == (65534, None, None)
+    forks, uid = report["out"].split()
+    assert int(forks) < 8 and uid == "1000"
+
+
+def test_it_runs_on_uvloop_as_almanac_serve_does() -> None:
+    """`almanac serve` runs on uvloop, whose subprocesses take fewer options than asyncio's."""
+    uvloop = pytest.importorskip("uvloop")
+
+    async def main() -> tuple[str | None, bytes, bool]:
+        box = Sandbox(SandboxConfig(Limits(timeout_s=2)))
+        try:
+            problem = await box.check()
+            if problem is not None:
+                return problem, b"", False
+            async with box.run_dir("python", "print(6 * 7)") as run:
+                printed = (await box.execute(run, language="python")).stdout
+            async with box.run_dir("bash", "sleep 60") as run:
+                timed_out = (await box.execute(run, language="bash")).timed_out
+            return None, printed, timed_out
+        finally:
+            box.close()
+
+    problem, printed, timed_out = uvloop.run(main())
+    if problem is not None:
+        if REQUIRE:
+            pytest.fail(problem)
+        pytest.skip(problem)
+    assert (printed, timed_out) == (b"42\n", True)
