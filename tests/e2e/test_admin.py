@@ -1,0 +1,71 @@
+"""The Admin page: find a user, grant credits with a reason, change the plan, disable them — each
+in the ledger and audit log, and the disabled user's key stops working at once."""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import pytest
+
+from tests.e2e.a11y import assert_accessible
+from tests.e2e.conftest import Server
+
+pytestmark = pytest.mark.e2e
+
+
+def test_an_administrator_manages_a_user(open_browser: Any, server: Server) -> None:
+    admin_email = f"admin-{os.getpid()}@e2e.test"
+    admin_key = server.cli("users", "create", "--email", admin_email, "--admin").strip().splitlines()[-1]
+    email, key = server.new_user()
+
+    browsing = open_browser()
+    browsing.sign_in_with_key(admin_key)
+    page = browsing.page
+    page.get_by_role("button", name=f"Account: {admin_email}").click()
+    page.get_by_role("menuitem", name="Admin").click()
+    page.wait_for_url("**/admin")
+    page.get_by_label("Search by e-mail").fill(email)
+    users = page.get_by_test_id("admin-users")
+    users.get_by_role("link", name=email).wait_for()
+    assert users.locator("tbody tr").count() == 1
+    assert_accessible(page, "the admin user list")
+    users.get_by_role("link", name=email).click()
+    page.wait_for_url("**/admin/users/*")
+    page.get_by_role("heading", name=email).wait_for()
+
+    credits = page.get_by_role("form", name="Grant or remove credits")
+    credits.get_by_label("Amount").fill("40")
+    credits.get_by_label("Reason").fill("support ticket 7")
+    credits.get_by_role("button", name="Apply").click()
+    page.get_by_test_id("admin-message").filter(has_text="Granted 40 credits").wait_for()
+    ledger = page.get_by_test_id("admin-ledger")
+    ledger.get_by_text(f"support ticket 7 (by admin {admin_email})").wait_for()
+    assert server.api("GET", "/api/credits", key).json()["buckets"]["pack"] == 40
+
+    plan = page.get_by_role("form", name="Change plan")
+    plan.get_by_label("New plan").select_option("pro")
+    plan.get_by_role("button", name="Change plan").click()
+    page.get_by_test_id("admin-message").filter(has_text="Plan: Pro").wait_for()
+    assert server.api("GET", "/api/me", key).json()["plan"] == "pro"
+
+    page.get_by_role("button", name="Disable user").click()
+    page.get_by_test_id("admin-message").filter(has_text="Disabled").wait_for()
+    assert server.api("GET", "/api/me", key).status_code == 401
+    audit = page.get_by_test_id("audit-log")
+    audit.get_by_text("disable user").wait_for()
+    actions = audit.locator("tbody tr td:nth-child(3)").all_inner_texts()
+    assert actions[:3] == ["disable user", "view user", "change plan"] or "grant credits" in actions
+    assert {"grant credits", "change plan", "disable user"} <= set(actions)
+    assert_accessible(page, "a user on the admin page")
+    browsing.shot("32-admin-user")
+
+    page.get_by_role("button", name="Enable user").click()
+    page.get_by_test_id("admin-message").filter(has_text="Enabled again").wait_for()
+    assert server.api("GET", "/api/me", key).status_code == 200
+
+    page.get_by_role("button", name="Service usage").click()
+    page.get_by_test_id("usage-total").wait_for()
+    page.get_by_role("button", name="Audit log").click()
+    page.get_by_test_id("audit-log").get_by_text(email).first.wait_for()
+    assert_accessible(page, "the audit log")
