@@ -2,7 +2,8 @@
 
 almanac serve [--host H] [--port P]     apply pending migrations, then serve
 almanac db upgrade                      apply pending migrations
-almanac users create --email E [--plan free|pro]   prints the new API key as the last line
+almanac users create --email E [--plan free|pro] [--admin]   prints the new API key as the last line
+almanac users promote --email E [--demote]   give (or take back) the admin role
 almanac keys create --email E           another API key for a user (last line)
 almanac keys list --email E             a user's keys (ID, prefix, name, created, last used, revoked)
 almanac keys revoke --email E --key K   revoke a key by ID or prefix (its browser sessions end too)
@@ -18,12 +19,15 @@ import logging
 import sys
 import time
 from collections.abc import Awaitable, Callable, Sequence
-from typing import TypeVar
+from typing import Literal, TypeVar
 
+from almanac.admin.service import CLI_ACTOR, Actor, AdminConflict, AdminService
 from almanac.api.logs import LogHygiene, install_log_hygiene, secret_values
-from almanac.auth.service import AccountService, EmailTaken, UnknownUser
+from almanac.auth.service import AccountService, EmailTaken, NewUser, UnknownUser
+from almanac.billing.adjustments import CreditAdjustments
 from almanac.billing.ledger import CreditService
 from almanac.config import ConfigError, Settings, load_settings, redact_url
+from almanac.ops.log_format import configure_logging
 from almanac.storage.db import Database
 from almanac.storage.migrate import upgrade
 
@@ -39,7 +43,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ConfigError as exc:
         print(f"almanac: {exc}", file=sys.stderr)
         return 2
-    logging.basicConfig(level=settings.log_level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    configure_logging(settings.log_level, settings.log_format)  # LOG_FORMAT: text or json, with request IDs
     secrets = secret_values(settings)
     install_log_hygiene(secrets)
     hygiene = LogHygiene(secrets)
@@ -79,7 +83,12 @@ def _parser() -> argparse.ArgumentParser:
     create = users.add_parser("create", help="create a user and print its API key")
     create.add_argument("--email", required=True)
     create.add_argument("--plan", choices=["free", "pro"], default="free")
+    create.add_argument("--admin", action="store_true", help="give the user the admin role")
     create.set_defaults(handler=_users_create)
+    promote = users.add_parser("promote", help="give a user the admin role (recorded in the audit log)")
+    promote.add_argument("--email", required=True)
+    promote.add_argument("--demote", action="store_true", help="take the admin role back instead")
+    promote.set_defaults(handler=_users_promote)
 
     keys = commands.add_parser("keys", help="manage API keys").add_subparsers(required=True, metavar="action")
     key = keys.add_parser("create", help="create another API key for a user")
@@ -130,22 +139,27 @@ def _serve(settings: Settings, args: argparse.Namespace) -> int:
     import uvicorn
 
     from almanac.main import create_app
+    from almanac.ops.serve import GracefulServer, graceful_timeout
 
     settings = settings.model_copy(update={"host": args.host or settings.host, "port": args.port or settings.port})
     upgrade(settings.resolved_database_url)
     proxies = settings.forwarded_allow_ips.strip()
+    app = create_app(settings)
     config = uvicorn.Config(
-        create_app(settings),
+        app,
         host=settings.host,
         port=settings.port,
         log_level=settings.log_level.lower(),
-        timeout_graceful_shutdown=15,
+        # uvicorn's lines go through the root handler: the same format (LOG_FORMAT), request IDs and hygiene.
+        log_config=None,
+        # On SIGTERM: answers may finish for SHUTDOWN_GRACE_S, then are stopped (ops/shutdown.py).
+        timeout_graceful_shutdown=graceful_timeout(settings.shutdown_grace_s),
         # Trust X-Forwarded-For/-Proto only from the proxies named in FORWARDED_ALLOW_IPS.
         proxy_headers=bool(proxies),
         forwarded_allow_ips=proxies or None,
     )
     install_log_hygiene(secret_values(settings))  # uvicorn's handlers exist now: keep secrets out of them too
-    server = uvicorn.Server(config)
+    server = GracefulServer(config, shutdown=app.state.services.ops.shutdown)
     try:
         server.run()
     except KeyboardInterrupt:  # uvicorn re-raises the Ctrl+C it handled, after a graceful shutdown
@@ -188,10 +202,42 @@ def _db_upgrade(settings: Settings, _: argparse.Namespace) -> int:
 
 
 def _users_create(settings: Settings, args: argparse.Namespace) -> int:
-    created = _with_database(settings, lambda db: AccountService(db).create_user(email=args.email, plan=args.plan))
-    print(f"created user {created.user.email} (plan {created.user.plan}, id {created.user.id})")
+    role = "admin" if args.admin else "user"
+
+    async def create(db: Database) -> NewUser:
+        created = await AccountService(db).create_user(email=args.email, plan=args.plan, role=role)
+        if args.admin:
+            await _admin_service(db).record(
+                Actor(*CLI_ACTOR), action="create_admin", target=created.user, details={"plan": args.plan}
+            )
+        return created
+
+    created = _with_database(settings, create)
+    admin = ", admin" if args.admin else ""
+    print(f"created user {created.user.email} (plan {created.user.plan}{admin}, id {created.user.id})")
     print("API key (shown once; store it now):")
     print(created.api_key)
+    return 0
+
+
+def _admin_service(db: Database) -> AdminService:
+    credits = CreditService(db)
+    return AdminService(db, credits, CreditAdjustments(credits))
+
+
+def _users_promote(settings: Settings, args: argparse.Namespace) -> int:
+    role: Literal["user", "admin"] = "user" if args.demote else "admin"
+
+    async def promote(db: Database) -> str:
+        user = await AccountService(db).by_email(args.email)
+        try:
+            updated = await _admin_service(db).set_role(Actor(*CLI_ACTOR), user_id=user.id, role=role)
+        except AdminConflict as exc:
+            raise ValueError(str(exc)) from None
+        return updated.role
+
+    now = _with_database(settings, promote)
+    print(f"{args.email} is now {'an administrator' if now == 'admin' else 'an ordinary user'}")
     return 0
 
 

@@ -217,6 +217,124 @@ class Settings(BaseSettings):
         "generated into `<DATA_DIR>/secret-key` on a local run; with LOCAL_USER=false, per-user tokens are off.",
     )
 
+    # --- tools: code execution, files, SQL, web search -----------------------------------------------
+    tools_config: Path | None = Field(
+        None,
+        description="Optional YAML file enabling and configuring the built-in tools per deployment (`tools.enabled`, "
+        "per-tool `enabled` and `parameters`); its parameters override the settings below.",
+    )
+    code_execution_enabled: bool = Field(
+        True,
+        description="Offer `code_execution` (Python, JavaScript, bash in a bubblewrap sandbox) wherever the sandbox "
+        "can be set up; without it the tool is off (code never runs unsandboxed).",
+    )
+    code_execution_timeout_s: float = Field(
+        10.0, gt=0, le=600, description="Wall-clock limit of one program; the whole process tree is killed then."
+    )
+    code_execution_memory_mb: int = Field(
+        512, ge=64, le=65_536, description="Address space of each sandboxed process (MiB); node also gets it as heap."
+    )
+    code_execution_host_uid: int = Field(
+        65534,
+        ge=1,
+        description="Host uid the sandbox runs as when Almanac itself runs as root (the kernel ignores process "
+        "limits for root). Unused otherwise: the sandbox then runs as Almanac's own user.",
+    )
+    workspace_enabled: bool = Field(
+        True, description="Offer the workspace file tools (`read_file`, `write_file`, `list_files`)."
+    )
+    workspace_max_file_mb: float = Field(5.0, gt=0, description="Largest file in a user's workspace (MiB).")
+    workspace_max_mb: float = Field(50.0, gt=0, description="Total size of one user's workspace (MiB).")
+    sql_tool_database_url: SecretStr | None = Field(
+        None,
+        description="Database `sql_query` reads (`sqlite:///path.db` or `postgresql://…`; use a read-only role). "
+        "Empty: the tool is off.",
+    )
+    sql_tool_max_rows: int = Field(200, ge=1, le=10_000, description="Most rows `sql_query` returns.")
+    sql_tool_timeout_s: float = Field(10.0, gt=0, le=300, description="Time limit of one `sql_query` statement.")
+    web_search_api_key: SecretStr | None = Field(
+        None, description="Brave Search API key (`X-Subscription-Token`). Empty: `web_search` is off."
+    )
+    web_search_url: str = Field(
+        "https://api.search.brave.com/res/v1/web/search", description="The Brave Search web search endpoint."
+    )
+    web_search_results: int = Field(5, ge=1, le=20, description="Results one `web_search` call returns.")
+
+    # --- payments and admin ----------------------------------------------------------------------------
+    stripe_secret_key: SecretStr | None = Field(
+        None,
+        description="Stripe secret key (`sk_…`). Empty: payments are off (no checkout, no portal, no webhook); "
+        "plans and packs then come only from administrators.",
+    )
+    stripe_webhook_secret: SecretStr | None = Field(
+        None, description="The signing secret of the Stripe webhook endpoint (`whsec_…`); needed with payments."
+    )
+    stripe_price_pro: str = Field("", description="Stripe Price ID of Pro (a monthly recurring price; `price_…`).")
+    stripe_price_pack: str = Field("", description="Stripe Price ID of a credit pack (a one-time price; `price_…`).")
+    stripe_api_base: str | None = Field(
+        None, description="Stripe API base URL override (tests and staging point the SDK at a local fake)."
+    )
+
+    # --- limits and operations ---------------------------------------------------------------------
+    redis_url: str = Field(
+        "",
+        description="Redis that every app process shares for the rate limits and stream caps (`redis://host:6379/0`, "
+        "`rediss://…`). Empty: in-process limits (each process counts on its own).",
+    )
+    rate_limit_free_per_min: int = Field(
+        30, ge=0, description="Requests per minute a Free user may send to the chat routes and /v1/messages. 0: none."
+    )
+    rate_limit_pro_per_min: int = Field(
+        120, ge=0, description="Requests per minute a Pro user may send to the chat routes and /v1/messages. 0: none."
+    )
+    max_concurrent_streams: int = Field(
+        4,
+        ge=0,
+        description="Streams (SSE chat answers, streaming /v1/messages requests) one user may have open at once. "
+        "0: no cap.",
+    )
+    stream_slot_ttl_s: float = Field(
+        60.0,
+        ge=1,
+        le=3600,
+        description="How long a stream's slot outlives a process that died holding it: live streams renew theirs "
+        "every third of this.",
+    )
+    metrics_token: SecretStr | None = Field(
+        None, description="Bearer token GET /metrics requires (Prometheus format). Empty: /metrics is off (404)."
+    )
+    log_format: Literal["text", "json"] = Field(
+        "text", description="`text` (one line per record) or `json` (one JSON object per line), with request IDs."
+    )
+    shutdown_grace_s: float = Field(
+        20.0,
+        ge=0,
+        le=3600,
+        description="On SIGTERM: how long running answers and streams may finish before they are stopped (what "
+        "completed is stored and billed; the stream ends with an `error` event).",
+    )
+
+    # --- collaboration and discussions ---------------------------------------------------------------
+    collaboration_helper_model: str = Field(
+        "",
+        description="The helper of the `collaborate` strategy and of discussion participants without a pair: a "
+        "configured model name (GET /api/models), `anthropic:<model>`, `openai:<model>` or `offline`; a bare name "
+        "not configured elsewhere runs on the chat provider. Empty: each model is its own helper.",
+    )
+    collaboration_threshold: float = Field(
+        0.5, ge=0, le=1, description="An answer whose quality score (0-1) is below this counts as stuck."
+    )
+    collaboration_max_retries: int = Field(
+        1, ge=0, le=5, description="How often one answer may ask the helper and try again (0: never)."
+    )
+    collaboration_config: Path | None = Field(
+        None,
+        description="Optional YAML or JSON file with `collaboration: {enabled, pairs: [{primary, secondary, threshold, "
+        "max_retries}]}` (also under `discussion:`; may be the TOOLS_CONFIG file).",
+    )
+    discussion_max_turns: int = Field(20, ge=1, le=200, description="Most turns one discussion may ask for.")
+    discussion_max_participants: int = Field(4, ge=2, le=20, description="Most participants one discussion may have.")
+
     # --- gateway and boost -------------------------------------------------------------------------
     gateway_upstream: Literal["auto", "openai", "anthropic", "offline"] = Field(
         "auto",
@@ -279,6 +397,37 @@ class Settings(BaseSettings):
             raise ValueError("must be NONE or a comma-separated list of BIG_MODEL, MIDDLE_MODEL, SMALL_MODEL")
         return ",".join(dict.fromkeys(tiers))
 
+    @field_validator("stripe_secret_key", "stripe_webhook_secret")
+    @classmethod
+    def _blank_stripe_secret_is_none(cls, value: SecretStr | None) -> SecretStr | None:
+        if value is None or not value.get_secret_value().strip():
+            return None
+        return SecretStr(value.get_secret_value().strip())
+
+    @model_validator(mode="after")
+    def _check_payments(self) -> Settings:
+        if self.stripe_secret_key is None:
+            return self
+        missing = [
+            name
+            for name, value in (
+                ("STRIPE_WEBHOOK_SECRET", self.stripe_webhook_secret),
+                ("STRIPE_PRICE_PRO", self.stripe_price_pro),
+                ("STRIPE_PRICE_PACK", self.stripe_price_pack),
+            )
+            if not value
+        ]
+        if missing:
+            raise ValueError(f"STRIPE_SECRET_KEY (payments) also needs {', '.join(missing)}")
+        if self.stripe_api_base and not self.stripe_api_base.startswith(("http://", "https://")):
+            raise ValueError("STRIPE_API_BASE must start with http:// or https://")
+        return self
+
+    @property
+    def payments_enabled(self) -> bool:
+        """Payments run when STRIPE_SECRET_KEY is set (the validator checks the rest)."""
+        return self.stripe_secret_key is not None
+
     @model_validator(mode="after")
     def _check_boost(self) -> Settings:
         if self.enable_boost_support != "NONE" and not self.boost_base_url:
@@ -329,6 +478,23 @@ class Settings(BaseSettings):
             raise ValueError(
                 "must be at least 32 characters (e.g. `python -c 'import secrets; print(secrets.token_urlsafe(48))'`)"
             )
+        return SecretStr(value.get_secret_value().strip())
+
+    @field_validator("redis_url")
+    @classmethod
+    def _check_redis_url(cls, value: str) -> str:
+        value = value.strip()
+        if value and not value.startswith(("redis://", "rediss://", "unix://")):
+            raise ValueError("must start with redis://, rediss:// or unix://")
+        return value
+
+    @field_validator("metrics_token")
+    @classmethod
+    def _blank_metrics_token_is_none(cls, value: SecretStr | None) -> SecretStr | None:
+        if value is None or not value.get_secret_value().strip():
+            return None
+        if len(value.get_secret_value().strip()) < 16:
+            raise ValueError("must be at least 16 characters")
         return SecretStr(value.get_secret_value().strip())
 
     @model_validator(mode="after")

@@ -7,44 +7,70 @@ import logging
 import os
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from dataclasses import replace
 from pathlib import Path
 
-from fastapi import FastAPI
+from fastapi import APIRouter, FastAPI
 from pydantic import SecretStr
 
 from almanac import __version__
+from almanac.admin.service import AdminService
 from almanac.api.docs import mount_api_docs
 from almanac.api.errors import UnhandledErrors, install_error_handlers
 from almanac.api.guards import HostRules, RequestGuard
+from almanac.api.rate_limits import LIMITED
+from almanac.api.responses import errors
+from almanac.api.routes import admin as admin_route
 from almanac.api.routes import auth, chat, conversations, credits, health, integrations, keys, me, tools
+from almanac.api.routes import billing as billing_route
+from almanac.api.routes import discussions as discussions_route
 from almanac.api.routes import gateway as gateway_route
+from almanac.api.routes import metrics as metrics_route
+from almanac.api.routes import usage as usage_route
 from almanac.api.web import SecurityHeaders, mount_web_ui
 from almanac.auth.local import LocalSignIn, announce_sign_in_link, ensure_local_user, link_base_url
 from almanac.auth.service import AccountService
+from almanac.billing.adjustments import CreditAdjustments
+from almanac.billing.events import BillingEvents
 from almanac.billing.ledger import CreditService
+from almanac.billing.payments import StripeConfig, StripePayments
+from almanac.billing.service import BillingService
+from almanac.chat.run import RunStopped
 from almanac.chat.service import ChatLimits, ChatService, Strategies
+from almanac.chat.strategies.relevance import relevance_scorer
 from almanac.chat.summaries import SummaryJobs
 from almanac.chat.turn import LoopLimits
 from almanac.config import Settings
+from almanac.discussions.assembly import build_catalog, build_collaboration, build_discussions
+from almanac.discussions.service import DiscussionService
 from almanac.gateway.factory import BoostConfig, GatewayConfig, build_gateway
+from almanac.gateway.service import GatewayService
 from almanac.integrations import TokenVault
 from almanac.integrations.secret_key import SecretKey, resolve_secret_key
 from almanac.llm.base import Model
 from almanac.llm.providers import ProviderConfig, build_model
 from almanac.llm.tokens import context_window
-from almanac.mcp_client import build_mcp_client, teach
+from almanac.mcp_client import McpClient, build_mcp_client, teach
 from almanac.memory.context import Window
 from almanac.memory.conversations import ConversationService
 from almanac.memory.history import HistoryStore
 from almanac.memory.summarise import ExtractiveSummariser, ModelSummariser, Summariser
+from almanac.ops.http_metrics import HttpMetrics
+from almanac.ops.limits import LimitConfig
+from almanac.ops.metered import MeteredCredits, chat_observer, gateway_observer, metered
+from almanac.ops.operations import Operations, OpsConfig, build_operations
+from almanac.ops.request_ids import RequestIds
 from almanac.rag.documentation import DocConfig, build_documentation
 from almanac.rag.local_index import IndexInputs
 from almanac.services import Services
 from almanac.startup import describe
 from almanac.storage.db import Database
+from almanac.tools.assembly import build_builtin_tools
 from almanac.tools.builtin.documentation import DocumentationTool
 from almanac.tools.builtin.full_context import FullContextTool
+from almanac.tools.builtin.offline_rules import teach_tools
 from almanac.tools.registry import ToolRegistry
+from almanac.usage.service import UsageService
 
 log = logging.getLogger("almanac")
 
@@ -82,7 +108,8 @@ def build_services(settings: Settings, *, model: Model | None = None, summariser
     configured ones (tests and benchmarks pass scripted fakes)."""
     database = Database(settings.resolved_database_url)
     history = HistoryStore(database)
-    credit_service = CreditService(database)
+    ops = build_operations(ops_config(settings))
+    credit_service: CreditService = MeteredCredits(database, metrics=ops.metrics)
     model = model or build_model(provider_config(settings))
     window = Window.for_model(
         context_tokens=settings.model_context_tokens or context_window(model.name),
@@ -92,7 +119,8 @@ def build_services(settings: Settings, *, model: Model | None = None, summariser
     if summariser is None:
         summariser = ExtractiveSummariser(delay_s=settings.offline_summary_delay_ms / 1000)
         if model.provider in ("anthropic", "openai"):
-            summariser_model = build_model(provider_config(settings, model=settings.summariser_model))
+            summariser_config = provider_config(settings, model=settings.summariser_model)
+            summariser_model = metered(build_model(summariser_config), ops.metrics, source="summariser")
             # What the summariser reads must fit its own window (about 2.5 characters a token, safely).
             summariser_window = settings.model_context_tokens or context_window(summariser_model.name)
             summariser = ModelSummariser(
@@ -109,9 +137,22 @@ def build_services(settings: Settings, *, model: Model | None = None, summariser
             DocumentationTool(documentation.pipeline, timeout_s=settings.doc_tool_timeout_s),
         ]
     )
+    builtin = build_builtin_tools(settings, environ=os.environ, cwd=Path.cwd())
+    for tool in builtin.tools:
+        registry.register(tool)
     vault = token_vault(settings, database)
     mcp = build_mcp_client(settings, registry, environ=os.environ, cwd=Path.cwd(), tokens=vault)
     teach(model, mcp)
+    teach_tools(model)
+
+    def teach_offline(offline: Model) -> None:
+        teach(offline, mcp)
+        teach_tools(offline)
+
+    catalog = build_catalog(settings, chat_model=model, teach=teach_offline)
+    collaboration, helper = build_collaboration(settings, catalog)
+    # The retrieval embedder measures how relevant an answer is (uncached: answers are not documents).
+    relevance = relevance_scorer(getattr(documentation.embedder, "inner", documentation.embedder))
     limits = ChatLimits(
         max_message_chars=settings.max_message_chars,
         summary_wait_s=settings.summary_wait_s,
@@ -120,16 +161,45 @@ def build_services(settings: Settings, *, model: Model | None = None, summariser
         window=window,
         loop=LoopLimits(settings.max_turns, settings.tool_timeout_s, settings.max_output_tokens),
     )
+    strategies = replace(
+        chat_strategies(settings),
+        helper=helper,
+        collaboration=collaboration,
+        relevance=relevance,
+        helper_timeout_s=settings.model_timeout_s,
+    )
     chat_service = ChatService(
         database=database,
         history=history,
         credits=credit_service,
         registry=registry,
-        model=model,
+        model=metered(model, ops.metrics),
         summaries=summaries,
         limits=limits,
-        strategies=chat_strategies(settings),
+        strategies=replace(strategies, planner=metered(strategies.planner, ops.metrics, source="planner")),
+        observer=chat_observer(ops.metrics),
     )
+    gateway = build_gateway(
+        gateway_config(settings),
+        accounts=AccountService(database),
+        credits=credit_service,
+        database=database,
+        offline=build_model(provider_config(settings.model_copy(update={"chat_provider": "offline"}))),
+        limiter=ops.limiter,
+    )
+    watch(ops, chat_service, gateway, mcp)
+    billing, admin, usage = operations(settings, database, credit_service)
+    discussions = build_discussions(
+        settings,
+        database=database,
+        credits=credit_service,
+        catalog=catalog,
+        registry=registry,
+        summariser=summariser,
+        collaboration=collaboration,
+        relevance=relevance,
+    )
+    ops.shutdown.on_deadline(discussions.stop_all)  # as for chat runs: what completed is kept and billed
     return Services(
         settings,
         database,
@@ -145,17 +215,75 @@ def build_services(settings: Settings, *, model: Model | None = None, summariser
         documentation,
         mcp=mcp,
         integrations=vault,
-        gateway=build_gateway(
-            gateway_config(settings),
-            accounts=AccountService(database),
-            credits=credit_service,
-            database=database,
-            offline=build_model(provider_config(settings.model_copy(update={"chat_provider": "offline"}))),
-        ),
+        tools=builtin,
+        gateway=gateway,
         local_sign_in=LocalSignIn(data_dir=settings.data_dir, base_url=link_base_url(settings.host, settings.port))
         if settings.local_user
         else None,
+        billing=billing,
+        admin=admin,
+        usage=usage,
+        ops=ops,
+        discussions=discussions,
     )
+
+
+def discussion_router(settings: Settings, discussions: DiscussionService) -> APIRouter:
+    """The discussion routes; their schema names this server's models and states its limits."""
+    names = [name for entry in discussions.catalog.entries() for name in (entry.name, *entry.aliases)]
+    limits = discussions.limits.spec
+    return discussions_route.build_router(
+        models=names, max_turns=limits.max_turns, max_participants=limits.max_participants
+    )
+
+
+def ops_config(settings: Settings) -> OpsConfig:
+    """The limits, metrics and shutdown settings."""
+    token = settings.metrics_token.get_secret_value() if settings.metrics_token is not None else None
+    return OpsConfig(
+        limits=LimitConfig(
+            per_minute={"free": settings.rate_limit_free_per_min, "pro": settings.rate_limit_pro_per_min},
+            max_streams=settings.max_concurrent_streams,
+            slot_ttl_s=settings.stream_slot_ttl_s,
+        ),
+        redis_url=settings.redis_url,
+        metrics_token=token,
+        shutdown_grace_s=settings.shutdown_grace_s,
+    )
+
+
+def watch(ops: Operations, chat: ChatService, gateway: GatewayService, mcp: McpClient | None) -> None:
+    """Connect operations to what they watch: the gateway's usage and the MCP servers' status feed
+    the metrics; the end of the shutdown grace period stops the chat runs still answering."""
+    gateway.recorder.observers.append(gateway_observer(ops.metrics))
+    if mcp is not None:
+        ops.metrics.watch_mcp(lambda: [(status.name, status.state, status.tools) for status in mcp.statuses()])
+    stopping = RunStopped("the server is shutting down (restarting); what was answered so far is kept: ask again")
+    ops.shutdown.on_deadline(lambda: chat.stop_all(stopping))
+
+
+def stripe_config(settings: Settings) -> StripeConfig | None:
+    """Stripe's configuration, or None when payments are off (no STRIPE_SECRET_KEY)."""
+    if settings.stripe_secret_key is None or settings.stripe_webhook_secret is None:
+        return None
+    return StripeConfig(
+        secret_key=settings.stripe_secret_key.get_secret_value(),
+        webhook_secret=settings.stripe_webhook_secret.get_secret_value(),
+        price_pro=settings.stripe_price_pro,
+        price_pack=settings.stripe_price_pack,
+        api_base=settings.stripe_api_base,
+    )
+
+
+def operations(
+    settings: Settings, database: Database, credits: CreditService
+) -> tuple[BillingService, AdminService, UsageService]:
+    """Payments (Stripe when configured), administration and usage reports."""
+    adjustments = CreditAdjustments(credits)
+    config = stripe_config(settings)
+    payments = StripePayments(config) if config is not None else None
+    billing = BillingService(database, BillingEvents(database, adjustments), payments)
+    return billing, AdminService(database, credits, adjustments), UsageService(database)
 
 
 def token_vault(settings: Settings, database: Database) -> TokenVault:
@@ -274,11 +402,15 @@ def create_app(settings: Settings, services: Services | None = None) -> FastAPI:
             await ensure_local_user(services.accounts, email=settings.local_user_email, data_dir=settings.data_dir)
         await services.accounts.purge_expired_sessions()
         await services.chat.sweep()  # queries left unfinished by a process that died
+        if services.discussions is not None:
+            await services.discussions.sweep()  # discussions left running by a process that died
         await services.documentation.start(services.database)
         if services.integrations is not None:
             await services.integrations.start()
         if services.mcp is not None:
             await services.mcp.start()
+        if services.tools is not None:
+            await services.tools.start(services.registry)  # the code sandbox's self-check
         for line in describe(settings, services):
             log.info(line)
         if services.local_sign_in is not None:
@@ -286,11 +418,19 @@ def create_app(settings: Settings, services: Services | None = None) -> FastAPI:
         yield
         await services.documentation.stop()
         await services.chat.drain(timeout_s=10)
+        if services.discussions is not None:
+            await services.discussions.drain(timeout_s=5)
         await services.summaries.drain(timeout_s=5)
         if services.mcp is not None:
             await services.mcp.stop()
+        if services.tools is not None:
+            services.tools.close()
         if services.gateway is not None:
             await services.gateway.close()
+        if services.billing is not None:
+            await services.billing.close()
+        if services.ops is not None:
+            await services.ops.close()
         await services.database.dispose()
 
     app = FastAPI(
@@ -308,23 +448,35 @@ def create_app(settings: Settings, services: Services | None = None) -> FastAPI:
     # (bodies on /v1/, the gateway, may be as large as Anthropic allows: agent conversations are big)
     app.add_middleware(gateway_route.BodyLimits, max_bytes=settings.max_message_chars * 12 + 64_000)
     app.add_middleware(SecurityHeaders)
-    # Added last, so it runs first: nothing else sees a request naming a host we do not serve.
+    # Added late, so it runs early: nothing else sees a request naming a host we do not serve.
     app.add_middleware(RequestGuard, hosts=HostRules.parse(settings.resolved_allowed_hosts))
+    if services.ops is not None:  # outermost: every request is counted, and has its ID, refused or not
+        app.add_middleware(HttpMetrics, metrics=services.ops.metrics)
+    app.add_middleware(RequestIds)
     install_error_handlers(app)
     chat_router = chat.build_router(max_message_chars=settings.max_message_chars)  # its schema states the limit
+    # The routes that start work are rate-limited per user (429s); /v1/messages limits itself.
+    app.include_router(chat_router, dependencies=LIMITED, responses=errors(429))
+    if services.discussions is not None:
+        app.include_router(
+            discussion_router(settings, services.discussions), dependencies=LIMITED, responses=errors(429)
+        )
     for router in (
         health.router,
         auth.router,
         me.router,
         keys.router,
-        chat_router,
         conversations.router,
         credits.router,
         tools.router,
         integrations.router,
+        billing_route.router,
+        usage_route.router,
+        admin_route.router,
     ):
         app.include_router(router)
     app.include_router(gateway_route.router)
+    app.include_router(metrics_route.router)
     if settings.api_docs:
         mount_api_docs(app)
     services.web_ui = mount_web_ui(app, settings.frontend_dist)

@@ -25,6 +25,10 @@ def rows(settings: Settings, services: Services) -> list[tuple[str, str]]:
     vault = services.integrations
     if vault is not None and not vault.enabled:
         off.append(f"per-user integration tokens ({vault.problem})")
+    if services.tools is not None:
+        off += services.tools.off()
+    if not settings.payments_enabled:
+        off.append("payments (STRIPE_SECRET_KEY not set; plans and packs come from administrators)")
     return [
         ("database", services.database.display_url),
         ("chat model", f"{model.provider} / {model.name}"),
@@ -33,6 +37,7 @@ def rows(settings: Settings, services: Services) -> list[tuple[str, str]]:
         ("embeddings", embeddings),
         ("MCP servers", services.mcp.summary() if services.mcp is not None else "none"),
         ("tools", ", ".join(services.registry.names) or "none"),
+        *tool_rows(services),
         ("user tokens", user_tokens(settings, services)),
         ("web UI", str(services.web_ui) if services.web_ui else "not built (run `make serve` with Node.js and npm)"),
         (
@@ -41,6 +46,9 @@ def rows(settings: Settings, services: Services) -> list[tuple[str, str]]:
             f"messages up to {settings.max_message_chars:,} chars",
         ),
         *gateway_rows(settings, services),
+        *collaboration_rows(services),
+        ("payments", payments(settings)),
+        *([("operations", services.ops.describe())] if services.ops is not None else []),
         ("off", "; ".join(off) or "nothing"),
     ]
 
@@ -89,3 +97,46 @@ def gateway_rows(settings: Settings, services: Services) -> list[tuple[str, str]
         ("gateway tiers", tiers),
         ("boost", boost),
     ]
+
+
+def payments(settings: Settings) -> str:
+    """Whether payments run, and against which Stripe API."""
+    if not settings.payments_enabled:
+        return "off"
+    where = settings.stripe_api_base or "Stripe"
+    return f"Stripe Checkout and portal via {where}; webhook at /api/billing/webhook"
+
+
+def tool_rows(services: Services) -> list[tuple[str, str]]:
+    """The code sandbox (how it runs, or off) and the SQL tool's database (password masked)."""
+    if services.tools is None:
+        return []
+    rows = [("code sandbox", services.tools.describe_sandbox())]
+    if (database := services.tools.describe_sql()) is not None:
+        rows.append(("sql_query", f"{database} (read-only connection)"))
+    return rows
+
+
+def collaboration_rows(services: Services) -> list[tuple[str, str]]:
+    """Collaborate's helper and pairs, how relevance is measured, and the models discussions may use."""
+    strategies, discussions = services.chat.strategies, services.discussions
+    collaboration = strategies.collaboration
+    if not collaboration.enabled:
+        helping = f"off ({collaboration.source}: enabled: false); `collaborate` answers like `direct`"
+    else:
+        helper = strategies.helper.name if strategies.helper is not None else "the chat model itself"
+        pairs = ", ".join(f"{p.primary} → {p.secondary}" for p in collaboration.pairs)
+        relevance = getattr(strategies.relevance, "method", "lexical overlap (no embedder configured)")
+        helping = (
+            f"helper {helper}; threshold {collaboration.threshold:g}; retries per answer: {collaboration.max_retries}"
+            + (f"; pairs {pairs}" if pairs else "")
+            + f"; relevance by {relevance}"
+        )
+    rows = [("collaboration", helping)]
+    if discussions is not None:
+        names = ", ".join(entry.name for entry in discussions.catalog.entries())
+        limits = discussions.limits.spec
+        rows.append(
+            ("discussions", f"models {names}; up to {limits.max_turns} turns, {limits.max_participants} participants")
+        )
+    return rows

@@ -8,10 +8,12 @@ import { ConfirmDialog } from "./components/ConfirmDialog";
 import { GithubDialog, githubAvailable } from "./components/GithubDialog";
 import { Header } from "./components/Header";
 import { KeysDialog } from "./components/KeysDialog";
+import { OperationsPage, pageTitle } from "./components/OperationsPage";
+import { DiscussionsPage } from "./discussions/DiscussionsPage";
 import { SignIn } from "./components/SignIn";
 import { Sidebar } from "./components/Sidebar";
 import { clearDrafts } from "./lib/drafts";
-import { navigate, useRoute } from "./lib/router";
+import { navigate, navigatePath, useRoute } from "./lib/router";
 import { KEY_REVOKED, resume, SESSION_ENDED, SIGNED_OUT, signedOut, type Auth } from "./lib/session";
 import { takeSignInToken } from "./lib/signInLink";
 
@@ -89,11 +91,13 @@ function Shell({ user, onSignedOut }: { user: User; onSignedOut: (notice: string
     }
   }, []);
 
-  const refreshCredits = useCallback(async () => {
+  const refreshCredits = useCallback(async (): Promise<Credits | null> => {
     try {
-      setCredits(await api.credits());
+      const now = await api.credits();
+      setCredits(now);
+      return now;
     } catch {
-      /* keep the last known figures */
+      return null; /* keep the last known figures */
     }
   }, []);
 
@@ -129,6 +133,9 @@ function Shell({ user, onSignedOut }: { user: User; onSignedOut: (notice: string
   const accountItems: MenuItem[] = [
     { label: "API keys", onSelect: () => setDialog("keys") },
     ...(github ? [{ label: "GitHub token", onSelect: () => setDialog("github") }] : []),
+    { label: "Billing", onSelect: () => navigatePath("/billing") },
+    { label: "Usage", onSelect: () => navigatePath("/usage") },
+    ...(user.role === "admin" ? [{ label: "Admin", onSelect: () => navigatePath("/admin") }] : []),
     { label: "Sign out", onSelect: () => void signOut() },
   ];
 
@@ -136,12 +143,15 @@ function Shell({ user, onSignedOut }: { user: User; onSignedOut: (notice: string
   currentKey.current = key;
   const current = conversations?.find((c) => c.id === store.resolve(key));
   const shown = store.get(key);
-  const title =
-    current?.title || shown.title || (shown.id ? (shown.turns[0]?.query ?? "").slice(0, 80) : "") || (route.conversationId ? "Conversation" : "New chat");
+  const title = route.discussions
+    ? "Discussions"
+    : route.page
+    ? pageTitle(route.page)
+    : current?.title || shown.title || (shown.id ? (shown.turns[0]?.query ?? "").slice(0, 80) : "") || (route.conversationId ? "Conversation" : "New chat");
 
   useEffect(() => {
-    document.title = route.conversationId ? `${title} · Almanac` : "Almanac";
-  }, [title, route.conversationId]);
+    document.title = route.conversationId || route.page || route.discussions ? `${title} · Almanac` : "Almanac";
+  }, [title, route.conversationId, route.page, route.discussions]);
 
   function newChat() {
     const fresh = store.get(newKey);
@@ -220,6 +230,10 @@ function Shell({ user, onSignedOut }: { user: User; onSignedOut: (notice: string
         currentId={store.resolve(key)}
         open={drawer}
         onNew={newChat}
+        onDiscussions={() => {
+          navigatePath("/discussions");
+          setDrawer(false);
+        }}
         onOpen={(id) => {
           navigate(id);
           setDrawer(false);
@@ -244,7 +258,13 @@ function Shell({ user, onSignedOut }: { user: User; onSignedOut: (notice: string
           accountItems={accountItems}
           accountButton={accountButton}
         />
-        <ChatView store={store} storeKey={key} credits={credits} />
+        {route.discussions ? (
+          <DiscussionsPage discussionId={route.discussions.id} onCreditsChanged={() => void refreshCredits()} />
+        ) : route.page ? (
+          <OperationsPage route={route} user={user} credits={credits} refreshCredits={refreshCredits} />
+        ) : (
+          <ChatView store={store} storeKey={key} credits={credits} />
+        )}
       </div>
       <ConfirmDialog
         open={deleting !== null}

@@ -109,6 +109,7 @@ async def test_an_oversized_message_is_a_413_and_costs_nothing(client: httpx.Asy
         "field": "message",
         "limit": 32_000,
         "size": 32_001,
+        "request_id": response.headers["x-request-id"],
     }
     huge = await client.post("/api/chat", json={"message": "x" * 1_000_000})
     assert huge.status_code == 413 and huge.json()["error"]["code"] == "body_too_large"

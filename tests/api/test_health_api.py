@@ -14,7 +14,11 @@ async def test_ready_is_503_with_a_json_body_when_the_database_is_down(build: An
     assert ready.status_code == 503
     assert ready.json() == {
         "status": "unavailable",
-        "error": {"code": "database_unreachable", "message": "the database does not answer"},
+        "error": {
+            "code": "database_unreachable",
+            "message": "the database does not answer",
+            "request_id": ready.headers["x-request-id"],
+        },
     }
 
 

@@ -47,7 +47,11 @@ async def test_a_database_error_is_a_500_logged_once_without_its_parameters(
         response = await http.post("/api/chat", json={"message": SECRET_MESSAGE})
         assert response.status_code == 500
         assert response.json() == {
-            "error": {"code": "internal_error", "message": "an internal error occurred; it has been logged"}
+            "error": {
+                "code": "internal_error",
+                "message": "an internal error occurred; it has been logged",
+                "request_id": response.headers["x-request-id"],
+            }
         }
         assert response.headers["x-frame-options"] == "DENY"
         assert (await http.get("/api/credits")).json()["balance"] == 50  # one transaction, rolled back

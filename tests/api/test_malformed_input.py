@@ -133,6 +133,7 @@ async def test_a_message_over_the_configured_limit_is_a_413_stated_in_the_schema
             "field": "message",
             "limit": 100,
             "size": 101,
+            "request_id": too_long.headers["x-request-id"],
         }
         assert (await http.get("/api/credits")).json()["balance"] == 45
 

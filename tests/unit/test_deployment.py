@@ -67,6 +67,11 @@ def test_the_image_runs_as_a_non_root_user_with_a_readiness_check(dockerfile: st
     assert json.loads(commands[-1]) == ["almanac", "serve", "--host", "0.0.0.0"]  # serve applies migrations
 
 
+def test_the_image_has_bubblewrap_for_the_code_sandbox(dockerfile: str) -> None:
+    installs = [rest for keyword, rest in instructions(dockerfile) if keyword == "RUN" and "apt-get install" in rest]
+    assert any(re.search(r"apt-get install [^&]*\bbubblewrap\b", rest) for rest in installs)
+
+
 def test_the_dockerfile_environment_uses_real_settings(dockerfile: str) -> None:
     env = " ".join(rest for keyword, rest in instructions(dockerfile) if keyword == "ENV")
     names = {name for name in re.findall(r"\b([A-Z][A-Z0-9_]+)=", env) if not name.startswith(("PYTHON", "PIP_"))}
@@ -76,7 +81,7 @@ def test_the_dockerfile_environment_uses_real_settings(dockerfile: str) -> None:
 
 def test_compose_runs_the_app_postgres_and_the_github_mcp_server(compose: dict[str, Any]) -> None:
     services = compose["services"]
-    assert set(services) == {"app", "db", "github-mcp"}
+    assert set(services) == {"app", "db", "redis", "github-mcp"}
     app, db, github = services["app"], services["db"], services["github-mcp"]
     assert app["build"] == "." and "8000:8000" in app["ports"]
     assert app["depends_on"]["db"] == {"condition": "service_healthy"}
@@ -85,6 +90,11 @@ def test_compose_runs_the_app_postgres_and_the_github_mcp_server(compose: dict[s
     assert github["image"] == "ghcr.io/github/github-mcp-server"
     assert github["command"][0] == "http" and github["environment"]["GITHUB_READ_ONLY"] == "1"
     assert "ports" not in github  # reachable on the Compose network only
+    redis = services["redis"]
+    assert redis["image"].startswith("redis:") and "ports" not in redis
+    assert app["depends_on"]["redis"] == {"condition": "service_healthy"}
+    assert app["environment"]["REDIS_URL"] == "redis://redis:6379/0"
+    assert int(app["stop_grace_period"].rstrip("s")) >= Settings.model_fields["shutdown_grace_s"].default + 15
     for service in services.values():
         for mount in service.get("volumes", []):
             assert "docker.sock" not in mount  # no Docker socket in any container

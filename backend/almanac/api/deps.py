@@ -76,3 +76,13 @@ def current_key_id(request: Request) -> str | None:
 
 
 CurrentUser = Annotated[UserRecord, Depends(get_current_user)]
+
+
+async def get_admin_user(user: CurrentUser) -> UserRecord:
+    """The caller, if an administrator; anyone else gets 404, as if the route did not exist."""
+    if not user.is_admin:
+        raise ApiError(404, "not_found", "Not Found")
+    return user
+
+
+AdminUser = Annotated[UserRecord, Depends(get_admin_user)]

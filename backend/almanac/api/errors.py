@@ -147,6 +147,8 @@ def install_error_handlers(app: FastAPI) -> None:
     @app.exception_handler(ApiError)
     async def _api_error(_: Request, exc: ApiError) -> JSONResponse:
         headers = {"WWW-Authenticate": "Bearer"} if exc.status == 401 else None
+        if exc.status == 429 and "retry_after" in exc.extra:
+            headers = {"Retry-After": str(exc.extra["retry_after"])}
         body = error_body(exc.code, exc.message, **exc.extra)
         if exc.status == 402:
             body.update({k: exc.extra[k] for k in ("balance", "needed", "how_to_get_more")})

@@ -24,13 +24,13 @@ MIN_SECRET_CHARS = 4  # shorter values would blank out ordinary words; no key or
 
 
 def secret_values(settings: Settings) -> list[str]:
-    """Every secret the settings hold: SecretStr values and the database URL's password."""
+    """Every secret the settings hold: SecretStr values and the database and Redis URLs' passwords."""
     found = [
         value.get_secret_value()
         for value in (getattr(settings, name) for name in type(settings).model_fields)
         if isinstance(value, SecretStr)
     ]
-    found += url_passwords(settings.database_url)
+    found += url_passwords(settings.database_url) + url_passwords(settings.redis_url)
     return sorted({s for s in found if len(s) >= MIN_SECRET_CHARS}, key=len, reverse=True)
 
 

@@ -20,6 +20,9 @@ _DESCRIPTIONS: dict[int, str] = {
     409: "the conversation is answering another message",
     413: "request body over the size limit",
     422: "the request does not match the schema; error.fields names each field at fault",
+    429: "a limit was reached: too many requests per minute for your plan, or too many open streams "
+    "(`rate_limited`, with `limit`, `allowed` and `retry_after`; `Retry-After` says when to retry); nothing was "
+    "started or charged",
     431: "request headers too large",
     500: "an internal error (logged, without the request's contents)",
     502: "the model failed before producing anything (the query was refunded)",

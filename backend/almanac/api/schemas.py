@@ -186,6 +186,7 @@ class UserPublic(BaseModel):
     id: str
     email: str
     plan: str
+    role: Literal["user", "admin"] = Field("user", description="`admin`: may use /api/admin (the web UI's Admin page).")
     default_strategy: Literal["direct", "boost", "collaborate"] | None = Field(
         None, description="How this user's questions are answered by default (null: the server's default)."
     )
@@ -291,3 +292,341 @@ class IntegrationPublic(BaseModel):
     shared_token_available: bool = Field(
         description="The operator's token serves users who have none of their own (GITHUB_SHARED_TOKEN=true)."
     )
+
+
+# --- payments, usage and admin ---------------------------------------------------------------------
+
+
+class CheckoutCreate(BaseModel):
+    product: Literal["pro", "pack"] = Field(
+        description="`pro`: the Pro plan, a monthly subscription; `pack`: 500 credits that never expire, paid once."
+    )
+
+
+class RedirectPublic(BaseModel):
+    url: str = Field(description="Where to send the browser (a Stripe page).")
+
+
+class ProductPublic(BaseModel):
+    id: Literal["pro", "pack"]
+    name: str
+    price_usd: int
+    interval: Literal["month"] | None = Field(description="`month` for a subscription; null for a one-time purchase.")
+    credits: int = Field(description="Pro: credits a day; a pack: credits added once.")
+    description: str
+
+
+class SubscriptionPublic(BaseModel):
+    status: str = Field(description="Stripe's status: active, trialing, past_due, unpaid, canceled, incomplete…")
+    cancel_at_period_end: bool = Field(description="Cancelled: Pro ends when the paid period does.")
+    current_period_end: datetime | None
+    payment_failed: bool = Field(description="The latest renewal payment failed; Stripe is retrying it.")
+
+
+class BillingPublic(BaseModel):
+    payments_enabled: bool = Field(description="This server takes payments (Stripe is configured).")
+    plan: str
+    subscription: SubscriptionPublic | None
+    portal_available: bool = Field(description="The caller has paid through Stripe before: the portal can open.")
+    products: list[ProductPublic]
+
+
+class WebhookPublic(BaseModel):
+    received: bool
+    duplicate: bool = Field(description="The event had been applied before; nothing changed.")
+
+
+class UsageDayPublic(BaseModel):
+    day: str = Field(description="A UTC day, YYYY-MM-DD.")
+    credits: int
+    daily: int = Field(description="Of which from the day's allowance.")
+    pack: int = Field(description="Of which from packs and grants.")
+
+
+class UsageItemPublic(BaseModel):
+    kind: Literal["tool", "question", "gateway"] = Field(
+        description="`tool`: calls of one tool; `question`: the base price of questions; `gateway`: /v1/messages."
+    )
+    name: str | None = Field(description="The tool's name (null for tools of since deleted conversations).")
+    calls: int
+    credits: int
+
+
+class UsageModelPublic(BaseModel):
+    source: Literal["chat", "gateway"]
+    role: str = Field(description="chat: `chat`, `planner` or `helper`; gateway: `request` or `planner`.")
+    provider: str
+    model: str
+    calls: int
+    input_tokens: int
+    output_tokens: int
+
+
+class UsageQueryPublic(BaseModel):
+    user_id: str
+    email: str
+    conversation_id: str
+    query_id: str
+    day: str
+    credits: int
+    title: str | None = Field(description="The conversation's title; null when it was deleted.")
+    question: str | None = Field(description="The question's first 200 characters, when still stored.")
+
+
+class UsageUserPublic(BaseModel):
+    user_id: str
+    email: str
+    credits: int
+
+
+class UsagePublic(BaseModel):
+    model_config = ConfigDict(populate_by_name=True)
+
+    from_: str = Field(alias="from", description="First UTC day reported (YYYY-MM-DD).")
+    to: str = Field(description="Last UTC day reported (YYYY-MM-DD), inclusive.")
+    credits: int = Field(description="Credits spent in the range (net of refunds).")
+    days: list[UsageDayPublic] = Field(description="Every day of the range, oldest first.")
+    items: list[UsageItemPublic] = Field(description="Credits per tool, per question base and for the gateway.")
+    models: list[UsageModelPublic] = Field(description="Tokens per model, chat queries and gateway requests.")
+    top_queries: list[UsageQueryPublic] = Field(description="The questions that cost most, most first.")
+    top_users: list[UsageUserPublic] = Field(description="Service-wide reports only: who spent most.")
+
+
+class AdminUserPublic(BaseModel):
+    id: str
+    email: str
+    plan: str
+    role: Literal["user", "admin"]
+    disabled: bool
+    disabled_at: datetime | None
+    created_at: datetime
+
+
+class AdminUserRowPublic(AdminUserPublic):
+    pack: int = Field(description="Credits from packs and grants.")
+    daily: int = Field(description="Left of the allowance of `period` (renewed on the user's next use).")
+    period: str = Field(description="The UTC day `daily` belongs to.")
+
+
+class AdminUsersPublic(BaseModel):
+    data: list[AdminUserRowPublic]
+    count: int
+
+
+class AdminUserDetail(BaseModel):
+    user: AdminUserPublic
+    credits: CreditsPublic
+    subscription: SubscriptionPublic | None
+
+
+class CreditAdjustmentCreate(BaseModel):
+    action: Literal["grant", "remove"]
+    bucket: Literal["pack", "daily"] = Field(
+        "pack", description="`pack`: never expires; `daily`: today's allowance (expires at 00:00 UTC)."
+    )
+    amount: int = Field(ge=1, le=1_000_000)
+    reason: str = Field(
+        min_length=1, max_length=200, pattern=NOT_BLANK_PATTERN, description="Why (kept in the ledger and audit log)."
+    )
+
+
+class CreditAdjustmentPublic(BaseModel):
+    balance: int
+    buckets: BucketsPublic
+
+
+class PlanUpdate(BaseModel):
+    plan: Literal["free", "pro"]
+    reason: str = Field("", max_length=200, pattern=NO_NUL_PATTERN, description="Why (kept in the audit log).")
+
+
+class PlanChangePublic(BaseModel):
+    previous_plan: str
+    plan: str
+    top_up: int = Field(description="Credits added to today's allowance by an upgrade.")
+
+
+class UserStatusUpdate(BaseModel):
+    disabled: bool = Field(strict=True, description="true: none of the user's keys or sessions works from now on.")
+    reason: str = Field("", max_length=200, pattern=NO_NUL_PATTERN, description="Why (kept in the audit log).")
+
+
+class RoleUpdate(BaseModel):
+    role: Literal["user", "admin"]
+
+
+class AuditEntryPublic(BaseModel):
+    id: int
+    actor_id: str
+    actor_email: str
+    action: str
+    target_user_id: str | None
+    target_email: str | None
+    details: dict[str, Any]
+    created_at: datetime
+
+
+class AuditLogPublic(BaseModel):
+    data: list[AuditEntryPublic]
+    count: int
+
+
+# --- discussions between models ------------------------------------------------------------------
+TOOL_NAME_PATTERN = r"^[a-zA-Z0-9_-]{1,64}$"
+MAX_GOAL_CHARS = 4_000
+_COLLABORATION = (
+    'Let a stuck participant ask a helper model: `{"enabled": true}` (the configured pairs), with `pairs` to choose '
+    "helpers (these first, then the configured ones). Omitted or null: off."
+)
+
+
+class DiscussionParticipantCreate(BaseModel):
+    model: str = Field(
+        min_length=1, max_length=200, description="A configured model's name (GET /api/models), e.g. `offline`."
+    )
+    role: str = Field(
+        min_length=1,
+        max_length=200,
+        pattern=NOT_BLANK_PATTERN,
+        description="What this participant does in the discussion, e.g. `critic` or `Python expert`.",
+    )
+    name: str | None = Field(
+        None, max_length=60, pattern=NO_NUL_PATTERN, description="How the others call it (default: Participant N)."
+    )
+
+
+class DiscussionPairCreate(BaseModel):
+    primary: str = Field(min_length=1, max_length=200, description="A participant's model.")
+    secondary: str = Field(min_length=1, max_length=200, description="The model that helps it when it is stuck.")
+    threshold: float | None = Field(
+        None, ge=0, le=1, strict=True, description="Below this quality score an answer is stuck."
+    )
+    max_retries: int | None = Field(None, ge=0, le=5, strict=True, description="How often one turn may ask the helper.")
+
+
+class DiscussionCollaborationCreate(BaseModel):
+    enabled: bool = Field(True, strict=True)
+    pairs: list[DiscussionPairCreate] = Field(default_factory=list, max_length=20)
+
+
+class DiscussionCreate(BaseModel):
+    """A discussion to hold. The bounds of `turns`, `participants` and the model names are this
+    server's (DISCUSSION_MAX_TURNS, DISCUSSION_MAX_PARTICIPANTS, GET /api/models): the model each
+    app validates with comes from `discussion_create_model`."""
+
+    goal: str = Field(
+        min_length=1, max_length=MAX_GOAL_CHARS, pattern=NOT_BLANK_PATTERN, description="What the discussion is for."
+    )
+    turns: int = Field(
+        ge=1, strict=True, description="How many turns in all; the participants speak in order, round and round."
+    )
+    participants: list[DiscussionParticipantCreate] = Field(min_length=2)
+    tools: list[Annotated[str, Field(pattern=TOOL_NAME_PATTERN)]] | None = Field(
+        None,
+        max_length=200,
+        description="The names of the tools the participants may call (GET /api/tools); [] for none; omitted or null "
+        "for all.",
+    )
+    collaboration: DiscussionCollaborationCreate | None = Field(None, description=_COLLABORATION)
+
+
+def discussion_create_model(*, models: list[str], max_turns: int, max_participants: int) -> type[DiscussionCreate]:
+    """`DiscussionCreate` with this server's models and limits in its schema."""
+    name: Any = Literal[tuple(models)] if models else str
+    participant: Any = create_model(
+        "DiscussionParticipantCreate",
+        __base__=DiscussionParticipantCreate,
+        __module__=__name__,
+        model=(name, Field(description="A configured model's name (GET /api/models).")),
+    )
+    pair: Any = create_model(
+        "DiscussionPairCreate",
+        __base__=DiscussionPairCreate,
+        __module__=__name__,
+        primary=(name, Field(description="A participant's model.")),
+        secondary=(name, Field(description="The model that helps it when it is stuck.")),
+    )
+    collaboration: Any = create_model(
+        "DiscussionCollaborationCreate",
+        __base__=DiscussionCollaborationCreate,
+        __module__=__name__,
+        pairs=(list[pair], Field(default_factory=list, max_length=20)),
+    )
+    either: Any = collaboration | None
+    model: type[DiscussionCreate] = create_model(
+        "DiscussionCreate",
+        __base__=DiscussionCreate,
+        __module__=__name__,
+        turns=(
+            int,
+            Field(ge=1, le=max_turns, strict=True, description=f"How many turns in all (at most {max_turns})."),
+        ),
+        participants=(
+            list[participant],
+            Field(min_length=2, max_length=max_participants, description=f"2 to {max_participants} participants."),
+        ),
+        collaboration=(either, Field(None, description=_COLLABORATION)),
+    )
+    return model
+
+
+class DiscussionParticipantPublic(BaseModel):
+    index: int
+    model: str
+    role: str
+    name: str
+
+
+class DiscussionItemPublic(ItemPublic):
+    turn: int = Field(description="The turn the item belongs to.")
+    speaker: int | None = Field(None, description="A message's speaker (the participant's index).")
+    model: str | None = Field(None, description="The model that spoke a message.")
+
+
+class DiscussionPublic(BaseModel):
+    id: str
+    title: str
+    goal: str
+    status: str = Field(description="running, done, stopped (cancelled, or out of credits), failed or interrupted.")
+    stop_reason: str = Field(
+        description="completed, credits_exhausted, cancelled, model_error, internal_error or interrupted (empty while "
+        "running)."
+    )
+    turns: int
+    turns_done: int
+    credits_used: int
+    participants: list[DiscussionParticipantPublic]
+    tools: list[str]
+    collaboration: bool
+    created_at: datetime
+    updated_at: datetime
+
+
+class DiscussionsPublic(BaseModel):
+    data: list[DiscussionPublic]
+    count: int
+
+
+class DiscussionDetail(DiscussionPublic):
+    items: list[DiscussionItemPublic] = Field(description="Messages (`q3-r`: turn 3) and tool results, in order.")
+    error: ErrorInfo | None = Field(None, description="Why a discussion just held (POST) stopped early, if it did.")
+
+
+class ModelPublic(BaseModel):
+    name: str = Field(description="What to name it as (discussion participants, collaboration pairs).")
+    provider: str
+    model: str = Field(description="The provider's name for it.")
+    roles: list[str] = Field(description="What it is configured as: chat, offline, summariser, planner, tiers, helper.")
+    aliases: list[str]
+
+
+class DiscussionTermsPublic(BaseModel):
+    turn_credits: int = Field(description="What one turn costs (its tool calls are priced like a chat's).")
+    max_turns: int
+    max_participants: int
+
+
+class ModelsPublic(BaseModel):
+    data: list[ModelPublic]
+    count: int
+    discussions: DiscussionTermsPublic

@@ -45,15 +45,18 @@ class AccountService:
         self._sessions_per_user = sessions_per_user
         self._clock = clock or (lambda: datetime.now(UTC))
 
-    async def create_user(self, *, email: str, plan: str = Plan.FREE) -> NewUser:
-        """A user with an empty credit account and one API key. Raises `EmailTaken`."""
+    async def create_user(self, *, email: str, plan: str = Plan.FREE, role: str = "user") -> NewUser:
+        """A user (`role` "user" or "admin") with an empty credit account and one API key. Raises
+        `EmailTaken`."""
         plan = Plan(plan).value
+        if role not in ("user", "admin"):
+            raise ValueError(f"{role!r} is not a role (user or admin)")
         email = email.strip().lower()
         if "@" not in email or len(email) > 320:
             raise ValueError(f"{email!r} is not an e-mail address")
         key = generate_api_key()
         async with self._db.session() as session:
-            user = await user_store.create_user(session, email=email, plan=plan)
+            user = await user_store.create_user(session, email=email, plan=plan, role=role)
             await credit_store.create_account(session, user_id=user.id)
             await user_store.add_api_key(
                 session, user_id=user.id, key_hash=hash_api_key(key), prefix=display_prefix(key), name="first key"
@@ -88,7 +91,7 @@ class AccountService:
             return await user_store.revoke_key(session, user_id=user_id, key_id=key_id, now=self._clock())
 
     async def identify(self, api_key: str) -> Identity | None:
-        """The owner of an active key and the key's ID, or None."""
+        """The owner of an active key and the key's ID, or None (also when the owner is disabled)."""
         if not looks_like_api_key(api_key):
             return None
         async with self._db.session() as session:
@@ -145,7 +148,8 @@ class AccountService:
         return token
 
     async def session_identity(self, token: str) -> Identity | None:
-        """The owner of an unexpired session token (whose key, if any, is not revoked), or None."""
+        """The owner of an unexpired session token (whose key, if any, is not revoked), or None (also
+        when the owner is disabled)."""
         if not 20 <= len(token) <= 200:
             return None
         async with self._db.session() as session:

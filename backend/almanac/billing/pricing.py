@@ -1,7 +1,8 @@
 """What a query costs (pure).
 
 A query costs 5 credits, plus 10 if `retrieve_documentation` ran (once per query, however often it
-ran), plus 3 per GitHub MCP tool call, plus 2 per call of any other tool.
+ran), plus 3 per GitHub MCP tool call, plus 2 per call of any other tool. In a discussion between
+models, each participant's turn costs 5 and its tool calls are priced like a query's.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ BASE_COST = 5
 DOCUMENTATION_COST = 10
 GITHUB_TOOL_COST = 3
 OTHER_TOOL_COST = 2
+DISCUSSION_TURN_COST = 5  # one participant's turn in a discussion (its tools are priced as above)
 
 
 class BillingCategory(StrEnum):

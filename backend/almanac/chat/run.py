@@ -28,17 +28,20 @@ from almanac.chat.events import (
     MessageStart,
     SummaryEvent,
     TextDeltaEvent,
+    UsageEvent,
 )
 from almanac.chat.hooks import QueryHooks, QueryRef
 from almanac.chat.strategies import Strategy
-from almanac.chat.strategies.setup import AnswerLoop, boost_for
+from almanac.chat.strategies.setup import AnswerLoop, boost_for, collaborate_for
 from almanac.chat.summaries import SummaryDone
 from almanac.chat.turn import TurnLoop
 from almanac.llm.base import ModelError
+from almanac.llm.messages import Usage
 from almanac.memory.context import QueryPrompt
 from almanac.memory.ids import ItemKind, query_id, response_id, summary_id
 from almanac.memory.summarise import SummaryRequest, needs_summary
 from almanac.storage.records import ItemRecord, UserRecord
+from almanac.usage.recording import ModelUse, record_query_usage
 
 if TYPE_CHECKING:
     from almanac.chat.service import ChatService
@@ -46,6 +49,13 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 FINISH_TIMEOUT_S = 30.0
 _DONE = object()
+
+
+class RunStopped(Exception):
+    """A run stopped from outside before its answer was complete (the server is shutting down).
+    The message is shown to the user; what completed is stored and billed as after any error."""
+
+    code = "server_shutting_down"
 
 
 @dataclass(frozen=True)
@@ -92,6 +102,11 @@ class ChatRun:
         self._queue: asyncio.Queue[object] = asyncio.Queue()
         self._worker: asyncio.Task[None] | None = None
         self._late: dict[str, asyncio.Task[SummaryDone]] = {}  # summaries still running at message_end
+        self._answering = False  # the loop is running (stopping it now ends the answer early)
+        self._answer_loop: AnswerLoop | None = None
+        self._usage = Usage()  # the answering model's tokens, from its usage events
+        self._calls = 0
+        self._stopped: RunStopped | None = None
 
     def begin(self) -> None:
         """Start answering now. The run completes (and is stored and billed) even if nobody reads
@@ -103,6 +118,16 @@ class ChatRun:
     @property
     def conversation_id(self) -> str:
         return self.setup.conversation_id
+
+    def stop(self, reason: RunStopped) -> bool:
+        """Stop answering now: the loop is cancelled, what completed is stored and billed (or all of
+        it refunded if nothing was produced), and the events end with `reason` as an `error` event.
+        False if the answer was already complete."""
+        if self._worker is None or not self._answering:
+            return False
+        self._stopped = reason
+        self._worker.cancel()
+        return True
 
     # --- the event stream --------------------------------------------------------------------
 
@@ -142,6 +167,7 @@ class ChatRun:
         error: Exception | None = None
         cancelled = False
         lease = asyncio.create_task(self._hold_lease())
+        self._answering = True
         try:
             queue.put_nowait(
                 MessageStart(self.conversation_id, self.query_id, service.model.name, service.model.provider)
@@ -150,19 +176,27 @@ class ChatRun:
             prompt = QueryPrompt(
                 items, self.setup.query_number, self.setup.message, service.limits.window, service.counter
             )
-            loop = self._loop(prompt)
+            loop = self._answer_loop = self._loop(prompt)
             async for event in loop.run():
                 if isinstance(event, TextDeltaEvent):
                     self._state.text.append(event.text)
+                elif isinstance(event, UsageEvent):
+                    self._usage, self._calls = (
+                        self._usage + Usage(event.input_tokens, event.output_tokens),
+                        self._calls + 1,
+                    )
+                if service.observer is not None:
+                    service.observer(event)
                 queue.put_nowait(event)
             self._state.turns, self._state.stop_reason = loop.turns, loop.stop_reason or "end_turn"
         except asyncio.CancelledError:
-            cancelled = True
+            cancelled, error = True, self._stopped
         except ModelError as exc:
             error = exc
         except Exception as exc:  # boundary: a bug must end the stream with an error, not hang it
             log.exception("chat run %s/%s failed", self.conversation_id, self.query_id)
             error = exc
+        self._answering = False
         finisher = asyncio.create_task(self._finish(error=error, cancelled=cancelled, lease=lease))
         service.keep_alive(finisher)
         try:
@@ -190,7 +224,18 @@ class ChatRun:
 
         if self.setup.strategy == "boost":
             return boost_for(service, prompt, turn_loop)
+        if self.setup.strategy == "collaborate":
+            return collaborate_for(service, prompt, self.hooks, where=f"{self.conversation_id}/{self.query_id}")
         return turn_loop(service.system_prompt)
+
+    def _model_uses(self) -> list[ModelUse]:
+        """Each model's tokens for this query, by role (a strategy with several models says)."""
+        loop = self._answer_loop
+        if loop is not None and hasattr(loop, "model_uses"):
+            uses: list[ModelUse] = loop.model_uses()
+            return uses
+        model = self._service.model
+        return [ModelUse(model.provider, model.name, self._usage.input_tokens, self._usage.output_tokens, self._calls)]
 
     async def _hold_lease(self) -> None:
         """Renew the conversation's lease every third of its length while the run lives."""
@@ -245,6 +290,13 @@ class ChatRun:
             response, status="done" if stop_reason not in ("error", "cancelled") else "interrupted"
         )
         await service.release(conversation_id=self.conversation_id, lock_token=setup.lock_token)
+        await record_query_usage(
+            service.database,
+            user_id=setup.user.id,
+            conversation_id=self.conversation_id,
+            query_id=self.query_id,
+            uses=self._model_uses(),
+        )
         ready: dict[str, str] = {}
         for sum_id, job in tools.summary_jobs.items():
             if job.done() and not job.cancelled() and job.exception() is None:
@@ -360,10 +412,12 @@ class ChatRun:
 
 
 def _error_code(error: Exception) -> str:
-    return error.code if isinstance(error, ModelError) else "internal_error"
+    return error.code if isinstance(error, ModelError | RunStopped) else "internal_error"
 
 
 def _error_message(error: Exception) -> str:
+    if isinstance(error, RunStopped):
+        return str(error)
     if isinstance(error, ModelError):
         return str(error) or "the model failed"
     return "an internal error stopped the answer; it has been logged"

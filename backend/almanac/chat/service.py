@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import uuid
+import weakref
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -36,8 +37,10 @@ from almanac.chat.errors import (
 )
 from almanac.chat.events import ChatEvent
 from almanac.chat.prompts import SYSTEM_PROMPT
-from almanac.chat.run import ChatRun, RunSetup
+from almanac.chat.run import ChatRun, RunSetup, RunStopped
 from almanac.chat.strategies import Strategy
+from almanac.chat.strategies.pairs import Collaboration
+from almanac.chat.strategies.relevance import RelevanceScorer
 from almanac.chat.summaries import SummaryJobs
 from almanac.chat.turn import LoopLimits
 from almanac.llm.base import Model
@@ -57,13 +60,18 @@ TITLE_CHARS = 80
 @dataclass(frozen=True)
 class Strategies:
     """What the strategies other than `direct` need: the planner (boost) and the helper
-    (collaborate) models, each None when not configured, and the server's default strategy."""
+    (collaborate) models, each None when not configured, and the server's default strategy;
+    for collaborate also its configuration (pairs, threshold, retries) and how the relevance of an
+    answer is measured (None: lexical overlap)."""
 
     default: Strategy = "direct"
     planner: Model | None = None
     planner_template: str | None = None
     planner_timeout_s: float = 60.0
     helper: Model | None = None
+    collaboration: Collaboration = field(default_factory=Collaboration)
+    relevance: RelevanceScorer | None = None
+    helper_timeout_s: float = 120.0
 
 
 @dataclass(frozen=True)
@@ -98,6 +106,7 @@ class ChatService:
         system_prompt: str = SYSTEM_PROMPT,
         clock: Callable[[], datetime] | None = None,
         strategies: Strategies | None = None,
+        observer: Callable[[ChatEvent], None] | None = None,
     ) -> None:
         self.database = database
         self.history = history
@@ -111,6 +120,8 @@ class ChatService:
         self.counter = TokenCounter()  # learns from the provider's usage reports
         self.strategies = strategies or Strategies()
         self._finishers: set[asyncio.Task[Any]] = set()
+        self.observer = observer  # sees every event of every run's loop (metrics); must not block or raise
+        self._runs: weakref.WeakSet[ChatRun] = weakref.WeakSet()
 
     async def start(
         self, *, user: UserRecord, message: str, conversation_id: str | None, strategy: Strategy | None = None
@@ -159,6 +170,7 @@ class ChatService:
         )
         run = ChatRun(self, setup)
         run.begin()
+        self._runs.add(run)
         return run
 
     def strategy_for(self, user: UserRecord, requested: Strategy | None) -> Strategy:
@@ -269,6 +281,11 @@ class ChatService:
         """Hold a reference to a finishing task so it completes even if nobody awaits it."""
         self._finishers.add(task)
         task.add_done_callback(self._finishers.discard)
+
+    def stop_all(self, reason: RunStopped) -> int:
+        """On shutdown, once the grace period is over: stop every run still answering (each stores
+        and bills what completed and ends with `reason` as an `error` event). Returns how many."""
+        return sum(run.stop(reason) for run in list(self._runs))
 
     async def drain(self, *, timeout_s: float) -> None:
         """On shutdown: let finishing work complete for a while."""

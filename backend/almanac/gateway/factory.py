@@ -17,6 +17,7 @@ from almanac.gateway.upstreams import AnthropicUpstream, ModelUpstream, OpenAIUp
 from almanac.gateway.upstreams import Upstream as UpstreamClient
 from almanac.gateway.usage import UsageRecorder
 from almanac.llm.base import Model
+from almanac.ops.limits import Limiter
 from almanac.storage.db import Database
 
 
@@ -55,9 +56,11 @@ def build_gateway(
     database: Database,
     offline: Model,
     planner: Model | None = None,
+    limiter: Limiter | None = None,
 ) -> GatewayService:
     """The gateway `config` describes. `offline` answers when no upstream is configured; `planner`
-    replaces the boost model built from `config.boost` (tests pass their own)."""
+    replaces the boost model built from `config.boost` (tests pass their own); `limiter` limits
+    each user's requests and open streams."""
     http = HttpPool(read_timeout_s=config.timeout_s)
     upstreams: dict[Upstream, UpstreamClient] = {"offline": ModelUpstream(offline)}
     if config.openai_base_url or config.openai_api_key:
@@ -103,6 +106,7 @@ def build_gateway(
         http=http,
         boost=boost,
         balance_check=BalanceCheck(credits) if recorder.billing else None,
+        limiter=limiter,
     )
 
 

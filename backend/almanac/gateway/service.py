@@ -31,6 +31,7 @@ from almanac.gateway.tiers import TIERS, Route, TierMap, Upstream
 from almanac.gateway.upstreams import Upstream as UpstreamClient
 from almanac.gateway.usage import UsageRecorder
 from almanac.gateway.wire import MessagesRequest, check_messages, parse_json, parse_messages_request
+from almanac.ops.limits import Limiter, RateLimited, StreamSlot
 from almanac.storage.gateway import GatewayUsageRecord
 
 log = logging.getLogger(__name__)
@@ -75,6 +76,7 @@ class GatewayService:
         http: HttpPool,
         boost: BoostSettings | None = None,
         balance_check: Any = None,
+        limiter: Limiter | None = None,
     ) -> None:
         self.keys = keys
         self.tiers = tiers
@@ -83,6 +85,7 @@ class GatewayService:
         self.http = http
         self.boost = boost
         self._balance_check = balance_check
+        self.limiter = limiter  # per-user requests per minute and open streams (429 rate_limit_error)
 
     async def close(self) -> None:
         """Flush usage and close upstream connections."""
@@ -109,6 +112,7 @@ class GatewayService:
         """Answer one Messages request (see the module docstring)."""
         started = time.perf_counter()
         identity = await self._identify(headers)
+        await self._check_rate(identity)
         request = parse_messages_request(raw, headers)
         route = self.tiers.route(request.model)
         call = _Call(identity, request, route, started)
@@ -122,12 +126,31 @@ class GatewayService:
             return await self._create(call, upstream)
         if not request.stream:
             return await self._collect(call, batches)
+        slot = await self._open_stream(identity)
         try:
             first = await anext(batches)
-        except GatewayError as exc:
-            self._record(call, exc.status, exc.error_type)
+        except BaseException as exc:
+            if slot is not None:
+                slot.release()
+            if isinstance(exc, GatewayError):
+                self._record(call, exc.status, exc.error_type)
             raise
-        return StreamReply(self._relay(call, first, batches))
+        return StreamReply(self._relay(call, first, batches, slot))
+
+    async def _check_rate(self, identity: Identity) -> None:
+        if self.limiter is not None:
+            try:
+                await self.limiter.check_rate(user_id=identity.user.id, plan=identity.user.plan)
+            except RateLimited as exc:
+                raise limit_error(exc) from None
+
+    async def _open_stream(self, identity: Identity) -> StreamSlot | None:
+        if self.limiter is None:
+            return None
+        try:
+            return await self.limiter.open_stream(user_id=identity.user.id, kind="gateway")
+        except RateLimited as exc:
+            raise limit_error(exc) from None
 
     async def _create(self, call: _Call, upstream: UpstreamClient) -> JsonReply:
         try:
@@ -159,9 +182,10 @@ class GatewayService:
         call.tally.output_tokens = int(usage.get("output_tokens") or 0)
 
     async def _relay(
-        self, call: _Call, first: list[Event], batches: AsyncIterator[list[Event]]
+        self, call: _Call, first: list[Event], batches: AsyncIterator[list[Event]], slot: StreamSlot | None = None
     ) -> AsyncIterator[bytes]:
-        """The SSE bytes of a stream, one write per batch; the usage row is written however it ends."""
+        """The SSE bytes of a stream, one write per batch; the usage row is written (and the stream's
+        slot given back) however it ends."""
         status, error_type = CANCELLED, None
         try:
             batch: list[Event] | None = first
@@ -178,6 +202,8 @@ class GatewayService:
             yield sse_event({"type": "error", "error": {"type": exc.error_type, "message": exc.message}})
         finally:
             self._record(call, status, error_type)
+            if slot is not None:
+                slot.release()
 
     def _record(self, call: _Call, status: int, error_type: str | None) -> None:
         boost = call.boost
@@ -247,6 +273,11 @@ class GatewayService:
             if entry["id"] == model_id:
                 return JsonReply(200, orjson.dumps(entry))
         raise GatewayError(404, f"model {model_id!r} is not listed (any name with opus, sonnet or haiku works)")
+
+
+def limit_error(exc: RateLimited) -> GatewayError:
+    """A limit's refusal in Anthropic's shape: 429 `rate_limit_error` with `retry-after`."""
+    return GatewayError(429, str(exc), error_type="rate_limit_error", retry_after=str(exc.retry_after_s))
 
 
 async def _one_by_one(events: AsyncIterator[Event]) -> AsyncIterator[list[Event]]:

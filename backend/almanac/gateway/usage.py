@@ -14,6 +14,7 @@ import asyncio
 import logging
 import math
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import replace
 
 from almanac.billing.ledger import ChargeContext, CreditService
@@ -44,6 +45,7 @@ class UsageRecorder:
         self._task: asyncio.Task[None] | None = None
         self._writing = asyncio.Lock()  # one flush at a time (shutdown waits for the one running)
         self.written = 0
+        self.observers: list[Callable[[GatewayUsageRecord], None]] = []  # each row as it is queued (metrics)
 
     @property
     def billing(self) -> bool:
@@ -51,6 +53,8 @@ class UsageRecorder:
 
     def record(self, row: GatewayUsageRecord) -> None:
         """Queue a row (never blocks, never raises)."""
+        for observe in self.observers:
+            observe(row)
         self._pending.append(row)
         if self._task is None or self._task.done():
             self._task = asyncio.get_running_loop().create_task(self._run())

@@ -45,7 +45,7 @@ def needs_summary(content: str) -> bool:
 
 class ExtractiveSummariser:
     """Deterministic summaries made of the item's own words: instant, or after `delay_s` (to try
-offline how the service behaves with a summariser that takes seconds, as a real model does)."""
+    offline how the service behaves with a summariser that takes seconds, as a real model does)."""
 
     name = "extractive"
 

@@ -14,6 +14,12 @@ class UserRecord:
     plan: str
     created_at: datetime
     default_strategy: str | None = None  # how their questions are answered unless a request says
+    role: str = "user"  # user | admin
+    disabled_at: datetime | None = None  # set: none of their keys or sessions works
+
+    @property
+    def is_admin(self) -> bool:
+        return self.role == "admin"
 
 
 @dataclass(frozen=True)

@@ -66,6 +66,8 @@ class User(Base):
     plan: Mapped[str] = mapped_column(String(16), default="free")
     default_strategy: Mapped[str | None] = mapped_column(String(16), default=None)  # None: the server's default
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    role: Mapped[str] = mapped_column(String(16), default="user", server_default="user")  # user | admin
+    disabled_at: Mapped[datetime | None] = mapped_column(default=None)  # set: no key or session of theirs works
 
 
 class ApiKey(Base):
@@ -278,5 +280,137 @@ class IntegrationToken(Base):
     ciphertext: Mapped[bytes] = mapped_column(LargeBinary)
     key_id: Mapped[str] = mapped_column(String(32))  # which server key encrypted it
     masked: Mapped[str] = mapped_column(String(64))
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    updated_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+
+class StripeCustomer(Base):
+    """The Stripe customer that pays for a user (created at their first checkout)."""
+
+    __tablename__ = "stripe_customers"
+
+    user_id: Mapped[str] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), primary_key=True)
+    customer_id: Mapped[str] = mapped_column(String(100), unique=True)
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+
+class StripeSubscription(Base):
+    """A user's Stripe subscription as the latest applied event described it. `event_created` is
+    that event's Stripe timestamp: an older event never overwrites a newer state."""
+
+    __tablename__ = "stripe_subscriptions"
+
+    subscription_id: Mapped[str] = mapped_column(String(100), primary_key=True)
+    user_id: Mapped[str] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), index=True)
+    status: Mapped[str] = mapped_column(String(24))
+    cancel_at_period_end: Mapped[bool] = mapped_column(Boolean, default=False)
+    current_period_end: Mapped[datetime | None] = mapped_column(default=None)
+    event_created: Mapped[int] = mapped_column(BigInteger, default=0)
+    payment_failed_at: Mapped[datetime | None] = mapped_column(default=None)
+    updated_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+
+class BillingEvent(Base):
+    """A Stripe event that was applied (or deliberately skipped): its ID makes every event count once."""
+
+    __tablename__ = "billing_events"
+
+    event_id: Mapped[str] = mapped_column(String(100), primary_key=True)
+    type: Mapped[str] = mapped_column(String(100))
+    created: Mapped[int] = mapped_column(BigInteger)  # Stripe's timestamp of the event
+    user_id: Mapped[str | None] = mapped_column(String(36), default=None, index=True)
+    outcome: Mapped[str] = mapped_column(String(200), default="")
+    processed_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+
+class AuditEntry(Base):
+    """One administrator's action: who, what, when and on whom. Never updated or deleted."""
+
+    __tablename__ = "audit_log"
+    __table_args__ = (Index("ix_audit_log_target", "target_user_id", "id"),)
+
+    id: Mapped[int] = mapped_column(BigId, primary_key=True, autoincrement=True)
+    actor_id: Mapped[str] = mapped_column(String(36))
+    actor_email: Mapped[str] = mapped_column(String(320))
+    action: Mapped[str] = mapped_column(String(40))
+    target_user_id: Mapped[str | None] = mapped_column(String(36), default=None)
+    target_email: Mapped[str | None] = mapped_column(String(320), default=None)
+    details: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+
+class ModelUsage(Base):
+    """Tokens one model used for one chat query (written once by the query's finish step)."""
+
+    __tablename__ = "model_usage"
+    __table_args__ = (
+        UniqueConstraint("conversation_id", "query_id", "role", "model", name="uq_model_usage_query_role_model"),
+        Index("ix_model_usage_user_created", "user_id", "created_at"),
+        Index("ix_model_usage_created", "created_at"),
+    )
+
+    id: Mapped[int] = mapped_column(BigId, primary_key=True, autoincrement=True)
+    user_id: Mapped[str] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"))
+    conversation_id: Mapped[str] = mapped_column(String(36))
+    query_id: Mapped[str] = mapped_column(String(16))
+    role: Mapped[str] = mapped_column(String(16))  # chat | planner | helper
+    provider: Mapped[str] = mapped_column(String(20))
+    model: Mapped[str] = mapped_column(String(200))
+    calls: Mapped[int] = mapped_column(Integer, default=1)
+    input_tokens: Mapped[int] = mapped_column(Integer, default=0)
+    output_tokens: Mapped[int] = mapped_column(Integer, default=0)
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+
+class Discussion(Base):
+    """A discussion between models: what was asked (`config`: participants, tools, collaboration),
+    how far it got and how it ended. While it runs it holds a lease it renews; a discussion whose
+    process died is found by its expired lease and settled as interrupted."""
+
+    __tablename__ = "discussions"
+    __table_args__ = (Index("ix_discussions_user_updated", "user_id", "updated_at"),)
+
+    id: Mapped[str] = mapped_column(String(36), primary_key=True)
+    user_id: Mapped[str] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"))
+    title: Mapped[str] = mapped_column(String(200), default="")
+    goal: Mapped[str] = mapped_column(Text)
+    turns: Mapped[int] = mapped_column(Integer)
+    config: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    status: Mapped[str] = mapped_column(String(16), default="running")  # running | done | stopped | interrupted
+    stop_reason: Mapped[str] = mapped_column(String(32), default="")
+    turns_done: Mapped[int] = mapped_column(Integer, default=0)
+    credits_used: Mapped[int] = mapped_column(Integer, default=0)
+    lease_until: Mapped[datetime | None] = mapped_column(default=None, index=True)
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    updated_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+
+class DiscussionItem(Base):
+    """One entry of a discussion, with the IDs of a chat's history: turn 3's message is `q3-r` (its
+    `speaker` the participant's index, `model` the model that spoke), its tool results `q3-t1`… and
+    their summaries `q3-t1-sum`."""
+
+    __tablename__ = "discussion_items"
+    __table_args__ = (
+        UniqueConstraint("discussion_id", "item_id", name="uq_discussion_items_discussion_item"),
+        Index("ix_discussion_items_discussion_seq", "discussion_id", "seq"),
+    )
+
+    seq: Mapped[int] = mapped_column(BigId, primary_key=True, autoincrement=True)
+    discussion_id: Mapped[str] = mapped_column(ForeignKey("discussions.id", ondelete="CASCADE"))
+    item_id: Mapped[str] = mapped_column(String(32))
+    turn: Mapped[int] = mapped_column(Integer)
+    kind: Mapped[str] = mapped_column(String(20))
+    ref: Mapped[str | None] = mapped_column(String(32), default=None)
+    speaker: Mapped[int | None] = mapped_column(Integer, default=None)
+    model: Mapped[str | None] = mapped_column(String(200), default=None)
+    content: Mapped[str] = mapped_column(Text, default="")
+    status: Mapped[str] = mapped_column(String(12), default="done")
+    tool_name: Mapped[str | None] = mapped_column(String(128), default=None)
+    tool_input: Mapped[dict[str, Any] | None] = mapped_column(default=None)
+    tool_use_id: Mapped[str | None] = mapped_column(String(100), default=None)
+    is_error: Mapped[bool] = mapped_column(Boolean, default=False)
+    credits: Mapped[int] = mapped_column(Integer, default=0)
+    duration_ms: Mapped[int | None] = mapped_column(Integer, default=None)
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
     updated_at: Mapped[datetime] = mapped_column(default=utcnow)

@@ -24,6 +24,8 @@ def _record(user: User) -> UserRecord:
         plan=user.plan,
         created_at=user.created_at,
         default_strategy=user.default_strategy,
+        role=user.role,
+        disabled_at=user.disabled_at,
     )
 
 
@@ -34,9 +36,9 @@ async def set_default_strategy(session: AsyncSession, *, user_id: str, strategy:
     return _record(user) if user is not None else None
 
 
-async def create_user(session: AsyncSession, *, email: str, plan: str) -> UserRecord:
+async def create_user(session: AsyncSession, *, email: str, plan: str, role: str = "user") -> UserRecord:
     """Insert a user; raises `EmailTaken` if the e-mail is in use."""
-    user = User(id=str(uuid.uuid4()), email=email, plan=plan, created_at=utcnow())
+    user = User(id=str(uuid.uuid4()), email=email, plan=plan, role=role, created_at=utcnow())
     session.add(user)
     try:
         await session.flush()
@@ -73,12 +75,13 @@ async def add_api_key(session: AsyncSession, *, user_id: str, key_hash: str, pre
 
 
 async def owner_of_key(session: AsyncSession, *, key_hash: str) -> tuple[UserRecord, str, datetime | None] | None:
-    """The owner of an active (not revoked) key, the key's ID and when it was last used; or None."""
+    """The owner of an active (not revoked) key, the key's ID and when it was last used; or None (also
+    when the owner is disabled)."""
     row = (
         await session.execute(
             select(User, ApiKey.id, ApiKey.last_used_at)
             .join(ApiKey, ApiKey.user_id == User.id)
-            .where(ApiKey.key_hash == key_hash, ApiKey.revoked_at.is_(None))
+            .where(ApiKey.key_hash == key_hash, ApiKey.revoked_at.is_(None), User.disabled_at.is_(None))
         )
     ).one_or_none()
     if row is None:
@@ -163,8 +166,8 @@ async def add_session(
 async def session_owner(
     session: AsyncSession, *, token_hash: str, now: datetime
 ) -> tuple[UserRecord, str | None] | None:
-    """The owner of an unexpired session whose key (if it was made from one) is not revoked, and
-    that key's ID; or None."""
+    """The owner (not disabled) of an unexpired session whose key (if it was made from one) is not
+    revoked, and that key's ID; or None."""
     row = (
         await session.execute(
             select(User, WebSession.api_key_id)
@@ -174,6 +177,7 @@ async def session_owner(
                 WebSession.token_hash == token_hash,
                 WebSession.expires_at > now,
                 or_(WebSession.api_key_id.is_(None), ApiKey.revoked_at.is_(None)),
+                User.disabled_at.is_(None),
             )
         )
     ).one_or_none()

@@ -66,7 +66,8 @@ export async function errorFrom(response: Response): Promise<ApiError> {
   return new ApiError(response.status, code, message, body);
 }
 
-async function request<T>(method: string, path: string, body?: unknown, signal?: AbortSignal): Promise<T> {
+/** One JSON request to the API (same-origin cookie); non-2xx becomes an ApiError. */
+export async function request<T>(method: string, path: string, body?: unknown, signal?: AbortSignal): Promise<T> {
   const init: RequestInit = { method, credentials: "same-origin", headers: { Accept: "application/json" }, signal };
   if (body !== undefined) {
     init.body = JSON.stringify(body);

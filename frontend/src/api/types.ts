@@ -4,6 +4,8 @@ export interface User {
   id: string;
   email: string;
   plan: string;
+  /** "admin": the Admin page is offered. */
+  role?: "user" | "admin";
 }
 
 export interface LocalLogin {

@@ -14,6 +14,8 @@ interface Props {
   currentId: string | null;
   open: boolean;
   onNew: () => void;
+  /** Open the discussions page. */
+  onDiscussions: () => void;
   onOpen: (id: string) => void;
   onRename: (id: string, title: string) => Promise<boolean>;
   onDelete: (conversation: Conversation) => void;
@@ -43,6 +45,16 @@ export function Sidebar(props: Props) {
           <button type="button" class="btn btn-new" onClick={props.onNew}>
             <IconPlus /> New chat
           </button>
+          <a
+            class="btn btn-new btn-ghost sidebar-discussions"
+            href="/discussions"
+            onClick={(e) => {
+              e.preventDefault();
+              props.onDiscussions();
+            }}
+          >
+            Discussions
+          </a>
         </div>
         <h2 class="sidebar-heading" id="conv-heading">
           Conversations

@@ -70,3 +70,24 @@ async def test_the_users_default_applies_unless_the_request_says_otherwise(make:
     assert boosted.end is not None and boosted.end.response == "boosted" and len(planner.requests) == 1
     direct, _ = await ask(services, user, "two", strategy="direct")
     assert direct.end is not None and len(planner.requests) == 1
+
+
+async def test_each_models_tokens_are_recorded_under_its_role(make: Any) -> None:
+    from datetime import UTC, datetime, timedelta
+
+    from almanac.storage import usage as usage_store
+
+    services, _ = make(
+        [calls(call("retrieve_full_context", {"id": "q1"})), reply("Quoted."), reply("plain")], [reply(PLAN)]
+    )
+    user = (await make_user(services)).user
+    await ask(services, user, "quote my first message", strategy="boost")
+    await ask(services, user, "and now plainly", strategy="direct")
+    now = datetime.now(UTC)
+    async with services.database.session() as session:
+        found = await usage_store.model_tokens(
+            session, user_id=user.id, since=now - timedelta(hours=1), until=now + timedelta(hours=1)
+        )
+    by_role = {(row.role, row.model): row for row in found}
+    assert by_role[("chat", "scripted")].calls == 3 and by_role[("chat", "scripted")].input_tokens == 30
+    assert by_role[("planner", "planner")].calls == 1

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from contextlib import nullcontext
 from typing import Any
 
 from fastapi import APIRouter, Request
@@ -16,6 +17,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from almanac.api.limits import BodySizeLimit
 from almanac.gateway.errors import GatewayError, error_body
+from almanac.gateway.http import sse_event
 from almanac.gateway.service import GatewayService, JsonReply, StreamReply
 from almanac.services import Services
 
@@ -138,17 +140,25 @@ async def serve_messages(scope: Scope, receive: Receive, send: Send, *, max_byte
     await send({"type": "http.response.start", "status": 200, "headers": _SSE_RAW_HEADERS})
     gone = asyncio.ensure_future(_disconnected(receive))
     chunks = reply.chunks
+    shutdown = services.ops.shutdown if services.ops is not None else None
     try:
-        async for chunk in chunks:
-            if gone.done():
-                break
-            await send({"type": "http.response.body", "body": chunk, "more_body": True})
+        # At shutdown, a stream still open when the grace period ends is interrupted here.
+        with shutdown.interruptible() if shutdown is not None else nullcontext() as stopping:
+            async for chunk in chunks:
+                if gone.done():
+                    break
+                await send({"type": "http.response.body", "body": chunk, "more_body": True})
+        if stopping is not None and stopping.cancelled_caught:
+            await send({"type": "http.response.body", "body": _SHUTTING_DOWN, "more_body": True})
         await send({"type": "http.response.body", "body": b""})
     finally:
         gone.cancel()
         await chunks.aclose()  # type: ignore[attr-defined]
 
 
+_SHUTTING_DOWN = sse_event(
+    {"type": "error", "error": {"type": "overloaded_error", "message": "the server is shutting down; retry"}}
+)
 _SSE_RAW_HEADERS = [
     (b"content-type", b"text/event-stream; charset=utf-8"),
     (b"cache-control", b"no-cache"),

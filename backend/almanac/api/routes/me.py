@@ -26,4 +26,10 @@ async def update_me(body: UserUpdate, user: CurrentUser, services: ServicesDep) 
 
 
 def public_user(user: UserRecord) -> UserPublic:
-    return UserPublic(id=user.id, email=user.email, plan=user.plan, default_strategy=user.default_strategy)  # type: ignore[arg-type]
+    return UserPublic(
+        id=user.id,
+        email=user.email,
+        plan=user.plan,
+        role=user.role,  # type: ignore[arg-type]
+        default_strategy=user.default_strategy,  # type: ignore[arg-type]
+    )

@@ -21,6 +21,7 @@ from almanac.chat.strategies.boost_driver import MAX_LOOPS, BoostReport, Plan, r
 from almanac.chat.strategies.planner import Planner, PlannerView, planner_view
 from almanac.llm.base import Model
 from almanac.llm.messages import ModelRequest, Usage
+from almanac.usage.recording import ModelUse
 
 GUIDANCE_HEADER = (
     "# Plan from the planner\n"
@@ -85,6 +86,7 @@ class BoostLoop:
         self,
         *,
         planner: Planner,
+        executor: Model,
         new_loop: Callable[[str], ExecutorLoop],
         system: str,
         view: PlannerView,
@@ -92,6 +94,7 @@ class BoostLoop:
         max_loops: int = MAX_LOOPS,
     ) -> None:
         self.planner = planner
+        self.executor = executor
         self.new_loop = new_loop
         self.system = system
         self.view = view
@@ -101,10 +104,30 @@ class BoostLoop:
         self.turns = 0
         self.stop_reason = ""
         self.executor_usage = Usage()
+        self.executor_calls = 0
 
     @property
     def planner_usage(self) -> Usage:
         return self.planner.usage
+
+    def model_uses(self) -> list[ModelUse]:
+        """Each model's usage for this query: the executor's as `chat`, the planner's as `planner`."""
+        executor, planner = self.executor, self.planner.model
+        used = self.executor_usage
+        uses = [ModelUse(executor.provider, executor.name, used.input_tokens, used.output_tokens, self.executor_calls)]
+        if self.planner.calls:
+            spent = self.planner.usage
+            uses.append(
+                ModelUse(
+                    planner.provider,
+                    planner.name,
+                    spent.input_tokens,
+                    spent.output_tokens,
+                    self.planner.calls,
+                    "planner",
+                )
+            )
+        return uses
 
     async def run(self) -> AsyncIterator[ChatEvent]:
         """The answer's events, `PlanEvent`s included."""
@@ -116,6 +139,7 @@ class BoostLoop:
         async for event in loop.run():
             if isinstance(event, UsageEvent):
                 self.executor_usage = self.executor_usage + Usage(event.input_tokens, event.output_tokens)
+                self.executor_calls += 1
             yield event
         self.turns, self.stop_reason = loop.turns, loop.stop_reason
 
@@ -134,6 +158,7 @@ def boost_turn_loop(
     prompt (the plan appended)."""
     return BoostLoop(
         planner=planner,
+        executor=executor,
         new_loop=new_loop,
         system=system,
         view=planner_view(conversation),

@@ -3,6 +3,11 @@
 Boost in the chat service: the planner is the configured boost model (`BOOST_BASE_URL`,
 `BOOST_MODEL`), else the chat model itself plans for itself; it sees the query's assembled context
 (within the window, tool results and summaries marked as data) and the tools as text.
+
+Collaborate: the chat model is the primary; its helper is the configured one (its pair's secondary,
+else COLLABORATION_HELPER_MODEL), else the chat model itself. Each attempt is an ordinary turn loop
+with the query's hooks; a retry starts with the earlier attempt's tool turns and counts them
+against the turn limit.
 """
 
 from __future__ import annotations
@@ -12,8 +17,10 @@ from typing import TYPE_CHECKING, Protocol
 
 from almanac.chat.events import ChatEvent
 from almanac.chat.strategies.boost import BoostLoop, boost_turn_loop
+from almanac.chat.strategies.collaborate import collaborate_turn_loop
 from almanac.chat.strategies.planner import Planner
-from almanac.chat.turn import TurnLoop
+from almanac.chat.strategies.relevance import LexicalRelevance
+from almanac.chat.turn import LoopHooks, TurnLoop
 from almanac.llm.base import ModelContextTooLong
 from almanac.llm.messages import ModelRequest
 from almanac.memory.context import ContextOverflow, QueryPrompt, assemble
@@ -52,4 +59,34 @@ def boost_for(service: ChatService, prompt: QueryPrompt, new_loop: Callable[[str
         system=service.system_prompt,
         conversation=ModelRequest(service.system_prompt, view.messages, tuple(specs)),
         new_loop=new_loop,
+    )
+
+
+def collaborate_for(service: ChatService, prompt: QueryPrompt, hooks: LoopHooks, *, where: str = "") -> AnswerLoop:
+    """A collaboration loop for one query (the chat model as primary), or, with collaboration
+    turned off in COLLABORATION_CONFIG, the plain turn loop."""
+    strategies, limits = service.strategies, service.limits.loop
+    collaboration = strategies.collaboration
+    if not collaboration.enabled:
+        return TurnLoop(
+            model=service.model,
+            system=service.system_prompt,
+            prompt=prompt,
+            registry=service.registry,
+            hooks=hooks,
+            limits=limits,
+        )
+    return collaborate_turn_loop(
+        primary=service.model,
+        helper=strategies.helper,
+        pair=collaboration.pair_for(("chat", service.model.name)),
+        system=service.system_prompt,
+        task=prompt.query_text,
+        prompt=prompt,
+        registry=service.registry,
+        hooks=hooks,
+        limits=limits,
+        relevance=strategies.relevance or LexicalRelevance(),
+        helper_timeout_s=strategies.helper_timeout_s,
+        where=where,
     )
