@@ -29,6 +29,13 @@ def axe_violations(page: Any) -> list[dict[str, Any]]:
     if not page.evaluate("() => typeof window.axe === 'object'"):
         page.evaluate(f"() => {{ {_source()}\n}}")
         assert page.evaluate("() => typeof window.axe === 'object'"), "axe-core did not load"
+    # Colours are judged as they settle: a button whose class just changed is still fading its
+    # background (a CSS transition), and axe would measure a colour no one reads. Endless animations
+    # (a spinner) are not waited for.
+    page.wait_for_function(
+        "() => document.getAnimations()"
+        ".every(a => a.playState !== 'running' || a.effect?.getTiming().iterations === Infinity)"
+    )
     result = page.evaluate(
         """async (tags) => {
           const r = await axe.run(document, { runOnly: { type: 'tag', values: tags }, resultTypes: ['violations'] });

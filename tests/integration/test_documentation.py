@@ -146,7 +146,8 @@ async def test_documentation_is_charged_once_per_query(sqlite_url: str, build: A
     await index_docs(services, tmp_path)
     body = await chat(services, settings, "docs please")
     charged = {r["item_id"]: r["credits"] for r in body["tool_results"]}
-    assert charged == {"q1-t1": 10, "q1-t2": 0, "q1-t3": 0}
+    # The two parallel lookups both found passages: whichever settled first holds the +10.
+    assert sorted([charged["q1-t1"], charged["q1-t2"]]) == [0, 10] and charged["q1-t3"] == 0
     assert body["credits_used"] == 15
 
 
