@@ -353,8 +353,9 @@ class Settings(BaseSettings):
     )
     openai_native_tools: Literal["auto", "true", "false"] = Field(
         "auto",
-        description="Chat on an OpenAI-compatible server: `true` native tool calling, `false` the text tool protocol "
-        "(manifest in the prompt, calls parsed from the reply), `auto` native until the server refuses tools.",
+        description="Models on an OpenAI-compatible server (chat and the gateway): `true` native tool calling, `false` "
+        "the text tool protocol (manifest in the prompt, calls parsed from the reply), `auto` native until the server "
+        "refuses tools.",
     )
     text_tool_format: Literal["concise", "verbose", "qwen_xml"] = Field(
         "concise", description="The manifest the text tool protocol uses: `concise`, `verbose` or `qwen_xml`."

@@ -353,6 +353,8 @@ def gateway_config(settings: Settings) -> GatewayConfig:
         credits_per_1k_tokens=settings.gateway_credits_per_1k_tokens,
         key_cache_ttl_s=settings.gateway_key_cache_s,
         max_output_tokens=settings.max_output_tokens,
+        native_tools=settings.openai_native_tools,
+        text_tool_format=settings.text_tool_format,
         boost=boost,
     )
 

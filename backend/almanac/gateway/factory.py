@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from almanac.auth.service import AccountService
@@ -13,7 +14,7 @@ from almanac.gateway.errors import GatewayError
 from almanac.gateway.http import HttpPool
 from almanac.gateway.service import GatewayService
 from almanac.gateway.tiers import Tier, TierMap, Upstream
-from almanac.gateway.upstreams import AnthropicUpstream, ModelUpstream, OpenAIUpstream
+from almanac.gateway.upstreams import AnthropicUpstream, ModelUpstream, OpenAIUpstream, TextToolUpstream
 from almanac.gateway.upstreams import Upstream as UpstreamClient
 from almanac.gateway.usage import UsageRecorder
 from almanac.llm.base import Model
@@ -45,6 +46,8 @@ class GatewayConfig:
     credits_per_1k_tokens: float = 0.0
     key_cache_ttl_s: float = 5.0
     max_output_tokens: int = 4096
+    native_tools: str = "true"  # OpenAI-compatible upstream: "true", "false" (text protocol), "auto"
+    text_tool_format: str = "concise"
     boost: BoostConfig | None = None
 
 
@@ -64,12 +67,19 @@ def build_gateway(
     http = HttpPool(read_timeout_s=config.timeout_s)
     upstreams: dict[Upstream, UpstreamClient] = {"offline": ModelUpstream(offline)}
     if config.openai_base_url or config.openai_api_key:
-        upstreams["openai"] = OpenAIUpstream(
+        native = OpenAIUpstream(
             http,
             base_url=config.openai_base_url or "https://api.openai.com/v1",
             api_key=config.openai_api_key,
             timeout_s=config.timeout_s,
             max_tokens=config.max_output_tokens,
+        )
+        upstreams["openai"] = (
+            native
+            if config.native_tools == "true"
+            else TextToolUpstream(
+                native, text_tool_model(config), mode=config.native_tools, max_tokens=config.max_output_tokens
+            )
         )
     if config.anthropic_api_key:
         upstreams["anthropic"] = AnthropicUpstream(
@@ -108,6 +118,25 @@ def build_gateway(
         balance_check=BalanceCheck(credits) if recorder.billing else None,
         limiter=limiter,
     )
+
+
+def text_tool_model(config: GatewayConfig) -> Callable[[str], Model]:
+    """Builds, for an upstream model name, the OpenAI-compatible model speaking the text tool protocol."""
+    from almanac.llm.providers.openai_compat import OpenAICompatModel
+    from almanac.llm.render import ToolFormat
+    from almanac.llm.text_tools import TextToolModel
+
+    def build(name: str) -> Model:
+        inner = OpenAICompatModel(
+            model=name,
+            api_key=config.openai_api_key,
+            base_url=config.openai_base_url or "https://api.openai.com/v1",
+            timeout_s=config.timeout_s,
+            max_retries=0,  # the caller (an SDK, Claude Code) retries, as with every gateway error
+        )
+        return TextToolModel(inner, fmt=ToolFormat(config.text_tool_format))
+
+    return build
 
 
 class BalanceCheck:

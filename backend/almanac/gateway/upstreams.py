@@ -8,7 +8,8 @@ the status the caller should get; failures after it end the stream with an `erro
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
+from dataclasses import replace
 from typing import Any, Protocol
 
 import orjson
@@ -20,7 +21,16 @@ from almanac.gateway.llm_bridge import anthropic_events, model_request
 from almanac.gateway.openai_stream import OpenAIStreamConverter
 from almanac.gateway.openai_wire import anthropic_message, openai_request
 from almanac.gateway.wire import MessagesRequest
-from almanac.llm.base import Model, ModelError
+from almanac.llm.base import (
+    Model,
+    ModelAuthError,
+    ModelBadRequest,
+    ModelError,
+    ModelRateLimited,
+    ModelTimeout,
+    ModelUnavailable,
+)
+from almanac.llm.text_tools import refuses_tools
 
 Event = dict[str, Any]
 ANTHROPIC_VERSION = "2023-06-01"
@@ -171,11 +181,100 @@ class ModelUpstream:
         return accumulate([event async for batch in self.stream(request, model) for event in batch])
 
     async def stream(self, request: MessagesRequest, model: str) -> AsyncIterator[list[Event]]:
-        try:
-            async for event in anthropic_events(self.model.stream(model_request(request.body)), request.model):
-                yield [event]
-        except ModelError as exc:
-            raise GatewayError(500, str(exc)) from None
+        async for batch in model_stream(self.model, request, max_tokens=None):
+            yield batch
+
+    async def count_tokens(self, body: dict[str, Any], model: str) -> int:
+        return estimate_tokens(body)
+
+
+async def model_stream(model: Model, request: MessagesRequest, *, max_tokens: int | None) -> AsyncIterator[list[Event]]:
+    """`request` answered by a `Model`, as an Anthropic event stream (one event per batch)."""
+    asked = model_request(request.body)
+    if max_tokens is not None and asked.max_tokens > max_tokens:
+        asked = replace(asked, max_tokens=max_tokens)
+    try:
+        async for event in anthropic_events(model.stream(asked), request.model):
+            yield [event]
+    except ModelError as exc:
+        raise GatewayError(_model_error_status(exc), str(exc)) from None
+
+
+def _model_error_status(exc: ModelError) -> int:
+    if isinstance(exc, ModelBadRequest):
+        return 400
+    if isinstance(exc, ModelRateLimited):
+        return 429
+    if isinstance(exc, ModelTimeout):
+        return 504
+    if isinstance(exc, ModelAuthError):
+        return 500  # the operator's credentials, not the caller's
+    return 503 if isinstance(exc, ModelUnavailable) else 500
+
+
+class TextToolUpstream:
+    """An OpenAI-compatible server whose models cannot call tools natively (OPENAI_NATIVE_TOOLS).
+
+    Requests without tools go to `native` unchanged. With `mode` "false", a request's tools reach
+    the server as a text manifest in the system prompt (earlier calls and results written out as
+    text) and the reply is parsed for calls, which the caller gets as ordinary `tool_use` blocks
+    (`llm.text_tools`). With "auto", a model is asked natively until the server refuses a request
+    for its tools; that model then uses the text protocol for good. `text_model(name)` builds the
+    text-protocol model for an upstream model name."""
+
+    kind = "openai"
+
+    def __init__(
+        self, native: OpenAIUpstream, text_model: Callable[[str], Model], *, mode: str, max_tokens: int | None
+    ) -> None:
+        self._native = native
+        self._build = text_model
+        self._mode = mode
+        self._max_tokens = max_tokens
+        self._models: dict[str, Model] = {}
+        self.refused: set[str] = set()  # upstream models that refused native tools ("auto")
+
+    def _text(self, request: MessagesRequest, model: str) -> bool:
+        return bool(request.body.get("tools")) and (self._mode == "false" or model in self.refused)
+
+    def _model(self, model: str) -> Model:
+        if model not in self._models:
+            self._models[model] = self._build(model)
+        return self._models[model]
+
+    def _refusal(self, exc: GatewayError, request: MessagesRequest, model: str) -> bool:
+        """True (and the model remembered) if `exc` is the server refusing the tools themselves."""
+        if exc.status != 400 or not request.body.get("tools") or not refuses_tools(exc.message):
+            return False
+        self.refused.add(model)
+        return True
+
+    async def create(self, request: MessagesRequest, model: str) -> dict[str, Any]:
+        if not self._text(request, model):
+            try:
+                return await self._native.create(request, model)
+            except GatewayError as exc:
+                if not self._refusal(exc, request, model):
+                    raise
+        events = [event async for batch in self._text_stream(request, model) for event in batch]
+        return accumulate(events)
+
+    async def stream(self, request: MessagesRequest, model: str) -> AsyncIterator[list[Event]]:
+        if not self._text(request, model):
+            started = False
+            try:
+                async for batch in self._native.stream(request, model):
+                    started = True
+                    yield batch
+                return
+            except GatewayError as exc:
+                if started or not self._refusal(exc, request, model):
+                    raise
+        async for batch in self._text_stream(request, model):
+            yield batch
+
+    def _text_stream(self, request: MessagesRequest, model: str) -> AsyncIterator[list[Event]]:
+        return model_stream(self._model(model), request, max_tokens=self._max_tokens)
 
     async def count_tokens(self, body: dict[str, Any], model: str) -> int:
         return estimate_tokens(body)

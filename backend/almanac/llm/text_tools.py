@@ -99,6 +99,12 @@ class TextToolModel:
 _TOOL_REJECTION = re.compile(r"\btools?\b|function[ _]?call", re.I)
 
 
+def refuses_tools(message: str) -> bool:
+    """Whether a server's refusal of a request with tools is about the tools themselves (Ollama's
+    "does not support tools", vLLM's "tool choice requires --enable-auto-tool-choice", …)."""
+    return bool(_TOOL_REJECTION.search(message))
+
+
 class AdaptiveToolModel:
     """Native tool calling, switching to the text protocol once the server refuses tools."""
 
@@ -140,7 +146,7 @@ async def _first_then_rest(events: AsyncIterator[ModelEvent]) -> AsyncIterator[M
     except StopAsyncIteration:
         return
     except ModelBadRequest as exc:
-        if _TOOL_REJECTION.search(str(exc)):
+        if refuses_tools(str(exc)):
             raise _RejectedTools from exc
         raise
     yield first
