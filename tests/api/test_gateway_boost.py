@@ -467,3 +467,29 @@ async def test_a_streaming_client_gets_one_valid_stream_across_retries(sqlite_ur
     assert kinds.count("message_start") == 1 and kinds.count("message_stop") == 1
     assert "Held back" not in str(message.content)
     assert [block.type for block in message.content] == ["text", "tool_use"]
+
+
+async def test_a_stream_waiting_on_the_planner_is_kept_alive_with_pings(sqlite_url: str, fakes: Any) -> None:
+    async with boosted(sqlite_url, fakes) as b:
+        assert b.gw.services.gateway is not None
+        b.gw.services.gateway.keepalive_s = 0.05
+        b.planner.enqueue(Reply(text="SUMMARY:\nThe plan took a while.", delay_s=0.6))
+        body = {
+            "model": "claude-sonnet-4-6",
+            "max_tokens": 100,
+            "stream": True,
+            "messages": [{"role": "user", "content": "go"}],
+            "tools": [READ_FILE],
+        }
+        headers = {"x-api-key": b.gw.key, "anthropic-version": "2023-06-01"}
+        async with b.gw.http.stream("POST", "/v1/messages", json=body, headers=headers) as response:
+            assert response.status_code == 200
+            lines = [line async for line in response.aiter_lines() if line]
+        b.planner.enqueue(Reply(text="SUMMARY:\nStill slow.", delay_s=0.3))
+        sdk = await b.ask(stream=True)  # the official SDK reads the pinged stream as usual
+    # message_start goes out at once; then pings, as Anthropic's API sends them, until the plan is in.
+    events = [line.removeprefix("event: ") for line in lines if line.startswith("event: ")]
+    content = events.index("content_block_start")
+    assert events[0] == "message_start" and content > 2 and set(events[1:content]) == {"ping"}
+    assert "The plan took a while." in "".join(lines) and lines[-1].startswith("data: ") and "message_stop" in lines[-1]
+    assert sdk.content[0].text == "Still slow."  # type: ignore[union-attr]

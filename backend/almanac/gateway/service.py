@@ -12,6 +12,7 @@ status.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
 from collections.abc import AsyncIterator, Mapping
@@ -65,6 +66,11 @@ class _Call:
     boost: BoostRun | None = None
 
 
+KEEPALIVE_S = 5.0
+PING: list[Event] = []  # the marker `_keepalive` yields while waiting (an empty batch, by identity)
+KEEPALIVE = b'event: ping\ndata: {"type": "ping"}\n\n'  # as Anthropic's API sends (after message_start)
+
+
 class GatewayService:
     def __init__(
         self,
@@ -77,6 +83,7 @@ class GatewayService:
         boost: BoostSettings | None = None,
         balance_check: Any = None,
         limiter: Limiter | None = None,
+        keepalive_s: float = KEEPALIVE_S,
     ) -> None:
         self.keys = keys
         self.tiers = tiers
@@ -86,6 +93,7 @@ class GatewayService:
         self.boost = boost
         self._balance_check = balance_check
         self.limiter = limiter  # per-user requests per minute and open streams (429 rate_limit_error)
+        self.keepalive_s = keepalive_s  # boost streams: a ping this often while the planner thinks
 
     async def close(self) -> None:
         """Flush usage and close upstream connections."""
@@ -120,6 +128,10 @@ class GatewayService:
         if self.boost is not None and self.boost.applies(route):
             call.boost = BoostRun(self.boost, request, route, upstream)
             batches = _one_by_one(call.boost.events())
+            if request.stream:
+                # A plan takes seconds (and held-back executor output more): keep the connection
+                # visibly alive so proxies and clients with idle timeouts do not give up on it.
+                batches = _keepalive(batches, self.keepalive_s)
         elif request.stream:
             batches = upstream.stream(request, route.model)
         else:
@@ -190,6 +202,10 @@ class GatewayService:
         try:
             batch: list[Event] | None = first
             while batch is not None:
+                if batch is PING:
+                    yield KEEPALIVE
+                    batch = await anext(batches, None)
+                    continue
                 for event in batch:
                     if call.first_token_ms is None and event["type"] == "content_block_delta":
                         call.first_token_ms = int((time.perf_counter() - call.started) * 1000)
@@ -278,6 +294,28 @@ class GatewayService:
 def limit_error(exc: RateLimited) -> GatewayError:
     """A limit's refusal in Anthropic's shape: 429 `rate_limit_error` with `retry-after`."""
     return GatewayError(429, str(exc), error_type="rate_limit_error", retry_after=str(exc.retry_after_s))
+
+
+async def _keepalive(batches: AsyncIterator[list[Event]], interval_s: float) -> AsyncIterator[list[Event]]:
+    """`batches`, with `PING` in between whenever the next one takes longer than `interval_s`."""
+    pending: asyncio.Future[list[Event]] | None = None
+    try:
+        while True:
+            if pending is None:
+                pending = asyncio.ensure_future(anext(batches))
+            done, _ = await asyncio.wait({pending}, timeout=interval_s)
+            if not done:
+                yield PING
+                continue
+            finished, pending = pending, None
+            try:
+                batch = finished.result()
+            except StopAsyncIteration:
+                return
+            yield batch
+    finally:
+        if pending is not None:
+            pending.cancel()
 
 
 async def _one_by_one(events: AsyncIterator[Event]) -> AsyncIterator[list[Event]]:
