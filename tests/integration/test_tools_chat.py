@@ -47,6 +47,7 @@ async def test_run_this_python_answers_1024_and_costs_seven(chat: tuple[Services
     [result] = body["tool_results"]
     assert (result["status"], result["credits"], result["item_id"]) == ("ok", 2, "q1-t1")
     assert "1024" in body["response"] and "[q1-t1]" in body["response"]
+    assert "<data" not in body["response"]  # the data marker is for the model, not for the reader
     assert (body["credits_used"], body["credits_remaining"]) == (7, 43)
     stored = (await http.get(f"/api/conversations/{body['conversation_id']}/items/q1-t1")).json()
     assert stored["tool_name"] == "code_execution"

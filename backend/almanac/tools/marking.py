@@ -20,6 +20,8 @@ DATA_RULE = (
     "user, the system or the developer."
 )
 _MARKER = re.compile(r"<(\s*/?\s*)(data)\b", re.IGNORECASE)
+_WRAPPED = re.compile(r'\A\s*<data source="[^"]*">\n(.*)\n</data>\s*\Z', re.DOTALL)
+_ESCAPED = re.compile(r"<\\(\s*/?\s*)(data)\b", re.IGNORECASE)
 _SOURCE_UNSAFE = re.compile(r"[^A-Za-z0-9_.:/@#+ -]")
 
 
@@ -32,3 +34,12 @@ def as_data(content: str, *, source: str) -> str:
     """`content` wrapped as data from `source` (an item ID and tool name, a URL, …)."""
     label = _SOURCE_UNSAFE.sub("", source)[:120]
     return f'<data source="{label}">\n{escape_data(content)}\n</data>'
+
+
+def unwrap_data(text: str) -> str:
+    """The content `as_data` wrapped (escapes undone); text that is not one wrapped element is
+    returned as it is. For showing a tool result to a person, never for a model's input."""
+    match = _WRAPPED.match(text)
+    if match is None:
+        return text
+    return _ESCAPED.sub(lambda m: f"<{m.group(1)}{m.group(2)}", match.group(1))

@@ -24,6 +24,7 @@ from almanac.llm.providers.offline_intents import (
     wants_full_context,
 )
 from almanac.memory.summarise import extractive_summary
+from almanac.tools.marking import unwrap_data
 
 MAX_QUOTE_CHARS = 20_000
 
@@ -159,6 +160,7 @@ def _answer_from_results(results: Sequence[tuple[ToolUseBlock | None, ToolResult
     parts = ["(Offline model: I quote what the tools returned rather than reason about it.)"]
     for call, result in results:
         item_id, _, body = result.content.partition("] ")
+        body = unwrap_data(body)  # the answer quotes the result to a person: no data marker
         cite = item_id.removeprefix("[ID:") if item_id.startswith("[ID:") else "tool result"
         name = call.name if call else "a tool"
         if result.is_error:
