@@ -42,6 +42,9 @@ async def ensure_local_user(accounts: AccountService, *, email: str, data_dir: P
     return path
 
 
+_warned: set[Path] = set()
+
+
 def ensure_private_folder(folder: Path) -> None:
     """Create `folder` readable by its owner only (0700); warn if an existing one is open to others."""
     if not folder.exists():
@@ -49,7 +52,8 @@ def ensure_private_folder(folder: Path) -> None:
         os.chmod(folder, 0o700)  # mkdir's mode is filtered by the umask; be exact
         return
     mode = stat.S_IMODE(folder.stat().st_mode)
-    if mode & 0o077:
+    if mode & 0o077 and folder.resolve() not in _warned:
+        _warned.add(folder.resolve())  # said once per process, not at every file written there
         log.warning("the data folder %s is readable by other users (mode %o); run `chmod 700 %s`", folder, mode, folder)
 
 
