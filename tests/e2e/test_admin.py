@@ -4,6 +4,8 @@ in the ledger and audit log, and the disabled user's key stops working at once."
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 from typing import Any
 
 import pytest
@@ -69,3 +71,38 @@ def test_an_administrator_manages_a_user(open_browser: Any, server: Server) -> N
     page.get_by_role("button", name="Audit log").click()
     page.get_by_test_id("audit-log").get_by_text(email).first.wait_for()
     assert_accessible(page, "the audit log")
+
+
+def test_the_user_list_shows_more_on_request(open_browser: Any, server: Server) -> None:
+    tag = f"many{os.getpid()}"
+    script = (
+        "import asyncio\n"
+        "from almanac.auth.service import AccountService\n"
+        "from almanac.config import Settings\n"
+        "from almanac.storage.db import Database\n"
+        "async def main():\n"
+        "    database = Database(Settings().resolved_database_url)\n"
+        "    for n in range(55):\n"
+        f"        await AccountService(database).create_user(email=f'{tag}-{{n:02d}}@e2e.test')\n"
+        "    await database.dispose()\n"
+        "asyncio.run(main())\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], cwd=server.folder, env=server.env, capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    admin_email = f"lister-{os.getpid()}@e2e.test"
+    admin_key = server.cli("users", "create", "--email", admin_email, "--admin").strip().splitlines()[-1]
+
+    browsing = open_browser()
+    browsing.sign_in_with_key(admin_key)
+    page = browsing.page
+    page.goto(server.url + "/admin")
+    page.get_by_label("Search by e-mail").fill(tag)
+    users = page.get_by_test_id("admin-users")
+    page.get_by_text("55 users (50 shown)").wait_for()
+    assert users.locator("tbody tr").count() == 50
+    page.get_by_role("button", name="Show 5 more").click()
+    users.get_by_role("link", name=f"{tag}-54@e2e.test").wait_for()
+    assert users.locator("tbody tr").count() == 55
+    assert page.get_by_role("button", name="Show 5 more").count() == 0

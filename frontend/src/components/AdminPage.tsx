@@ -43,6 +43,22 @@ function UserList() {
   const [rows, setRows] = useState<AdminUserRow[] | null>(null);
   const [count, setCount] = useState(0);
   const [error, setError] = useState<string | null>(null);
+  const [loadingMore, setLoadingMore] = useState(false);
+
+  async function showMore() {
+    if (!rows) return;
+    setLoadingMore(true);
+    try {
+      const page = await operations.adminUsers(search, rows.length);
+      setRows([...rows, ...page.data.filter((row) => !rows.some((seen) => seen.id === row.id))]);
+      setCount(page.count);
+      setError(null);
+    } catch (e) {
+      setError(e instanceof ApiError ? e.message : "More users could not be loaded.");
+    } finally {
+      setLoadingMore(false);
+    }
+  }
 
   useEffect(() => {
     let live = true;
@@ -79,7 +95,7 @@ function UserList() {
         <>
           <p class="muted small" aria-live="polite">
             {count} user{count === 1 ? "" : "s"}
-            {count > rows.length ? ` (first ${rows.length} shown)` : ""}
+            {count > rows.length ? ` (${rows.length} shown)` : ""}
           </p>
           <div class="table-wrap">
             <table class="data-table" data-testid="admin-users">
@@ -107,6 +123,11 @@ function UserList() {
               </tbody>
             </table>
           </div>
+          {count > rows.length && (
+            <button type="button" class="btn" disabled={loadingMore} onClick={() => void showMore()}>
+              {loadingMore ? "Loading…" : `Show ${Math.min(50, count - rows.length)} more`}
+            </button>
+          )}
         </>
       )}
     </section>
