@@ -115,6 +115,8 @@ async def test_disabling_a_user_stops_their_keys_and_sessions_at_once(office: Of
     async with api_client(office.services, office.settings) as browser:
         browser.headers["Cookie"] = f"almanac_session={cookie}"
         assert (await browser.get("/api/me")).status_code == 200
+        gateway_call = {"model": "claude-haiku-4-5", "max_tokens": 20, "messages": [{"role": "user", "content": "hi"}]}
+        assert (await office.user.post("/v1/messages", json=gateway_call)).status_code == 200  # its key is cached now
         disabled = await office.admin.put(
             f"/api/admin/users/{office.user_id}/status", json={"disabled": True, "reason": "chargeback"}
         )
@@ -122,6 +124,7 @@ async def test_disabling_a_user_stops_their_keys_and_sessions_at_once(office: Of
         assert (await office.user.get("/api/me")).status_code == 401
         assert (await browser.get("/api/me")).status_code == 401
         assert (await office.user.post("/api/chat", json={"message": "hello"})).status_code == 401
+        assert (await office.user.post("/v1/messages", json=gateway_call)).status_code == 401  # the cache forgot it
         enabled = await office.admin.put(f"/api/admin/users/{office.user_id}/status", json={"disabled": False})
         assert enabled.json()["disabled"] is False
         assert (await office.user.get("/api/me")).status_code == 200  # the key works again…

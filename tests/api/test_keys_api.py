@@ -24,7 +24,11 @@ async def test_keys_are_listed_created_and_revoked(database_url: str, build: Any
         assert second["api_key"].startswith("alm_") and second["name"] == "laptop" and second["current"] is False
         listed = (await http.get("/api/keys")).json()
         assert listed["count"] == 2 and all("api_key" not in key for key in listed["data"])
+        gateway = {"model": "claude-haiku-4-5", "max_tokens": 20, "messages": [{"role": "user", "content": "hi"}]}
+        as_second = {"x-api-key": second["api_key"]}
+        assert (await http.post("/v1/messages", json=gateway, headers=as_second)).status_code == 200  # cached
         assert (await http.delete(f"/api/keys/{second['id']}")).status_code == 204
+        assert (await http.post("/v1/messages", json=gateway, headers=as_second)).status_code == 401  # forgotten
         revoked = {key["id"]: key for key in (await http.get("/api/keys")).json()["data"]}[second["id"]]
         assert revoked["revoked_at"] is not None
         assert (await http.delete(f"/api/keys/{second['id']}")).status_code == 404  # already revoked

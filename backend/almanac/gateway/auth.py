@@ -83,6 +83,12 @@ class KeyCache:
             self._entries.popitem(last=False)
         return found
 
+    def forget_user(self, user_id: str) -> None:
+        """Drop every cached key of one user (disabled, or a key revoked): in this process their
+        keys are checked again at the next request; other processes' entries expire on their own."""
+        for key in [k for k, (_, found) in self._entries.items() if found is not None and found.user.id == user_id]:
+            self._entries.pop(key, None)
+
     def forget(self, key: str | None = None) -> None:
         """Drop one cached key (or all)."""
         if key is None:

@@ -187,7 +187,8 @@ async def set_status(
     user_id: UuidPath, body: UserStatusUpdate, admin: AdminUser, services: ServicesDep
 ) -> AdminUserPublic:
     """Disable a user — every key and browser session of theirs stops working at once (on the
-    gateway, /v1, within GATEWAY_KEY_CACHE_S) — or enable them again."""
+    gateway, /v1, at once in this process and within GATEWAY_KEY_CACHE_S in others) — or enable
+    them again."""
     try:
         user = await _admin(services).set_disabled(
             Actor.of(admin), user_id=user_id, disabled=body.disabled, reason=body.reason
@@ -196,6 +197,8 @@ async def set_status(
         raise _unknown(user_id) from None
     except AdminConflict as exc:
         raise ApiError(409, "cannot_disable_self", str(exc)) from None
+    if services.gateway is not None:
+        services.gateway.keys.forget_user(user.id)
     return _user_public(user)
 
 

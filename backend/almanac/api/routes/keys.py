@@ -52,4 +52,6 @@ async def revoke_key(key_id: UuidPath, user: CurrentUser, services: ServicesDep)
     sessions made from it end at once (revoking the key of this very session signs it out)."""
     if not await services.accounts.revoke_key(user_id=user.id, key_id=key_id):
         raise ApiError(404, "key_not_found", f"no active key {key_id} of yours", field="key_id")
+    if services.gateway is not None:
+        services.gateway.keys.forget_user(user.id)
     return Response(status_code=204)
