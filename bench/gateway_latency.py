@@ -209,6 +209,11 @@ def main() -> None:
             DOCS_AUTO_INDEX="false",
             EMBEDDINGS="none",
             LOG_LEVEL="WARNING",
+            # One user sends every request: no per-user limits here (their cost is measured by
+            # bench/limits_metrics_overhead.py).
+            RATE_LIMIT_FREE_PER_MIN="0",
+            RATE_LIMIT_PRO_PER_MIN="0",
+            MAX_CONCURRENT_STREAMS="0",
         )
         server = subprocess.Popen(
             [sys.executable, "-m", "almanac.cli", "serve", "--port", str(gateway_port)], cwd=folder, env=environment

@@ -150,6 +150,11 @@ def main() -> None:
         SUMMARY_WAIT_S="0",
         DOCS_AUTO_INDEX="false",
         MCP_ENABLED="false",
+        # One user sends every request: no per-user limits here (their cost is measured by
+        # bench/limits_metrics_overhead.py).
+        RATE_LIMIT_FREE_PER_MIN="0",
+        RATE_LIMIT_PRO_PER_MIN="0",
+        MAX_CONCURRENT_STREAMS="0",
     )
     if args.database_url:
         env["DATABASE_URL"] = args.database_url
