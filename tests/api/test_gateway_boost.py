@@ -224,6 +224,32 @@ async def test_all_three_sections_summary_wins(sqlite_url: str, fakes: Any) -> N
         assert b.executor.requests == []
 
 
+VENV_SUMMARY = (
+    "To set this up you need a virtualenv.\n\n## Steps\n1. python -m venv .venv\n2. pip install -e .\n\n"
+    "### Plan B\n```bash\nGUIDANCE: inside a fence is content\nuv venv\n```\nInstructions: none needed."
+)
+
+
+@pytest.mark.parametrize("stream", [False, True])
+async def test_a_summary_holding_markdown_headings_reaches_the_client_whole(
+    sqlite_url: str, fakes: Any, stream: bool
+) -> None:
+    async with boosted(sqlite_url, fakes) as b:
+        b.planner.enqueue(Reply(text=f"SUMMARY:\n{VENV_SUMMARY}"))
+        message = await b.ask("how do I set up the project?", stream=stream)
+        assert message.content[0].text == VENV_SUMMARY  # type: ignore[union-attr]
+        assert b.executor.requests == []
+
+
+async def test_guidance_reaches_the_executor_verbatim(sqlite_url: str, fakes: Any) -> None:
+    guidance = '1. Call bash with command: "git status"\n2. Then call bash with command: "git add ."'
+    async with boosted(sqlite_url, fakes) as b:
+        b.planner.enqueue(Reply(text=f"GUIDANCE:\n{guidance}"))
+        b.executor.enqueue(Reply(tool_calls=[("c1", "bash", {"command": "git status"})]))
+        await b.ask("commit my work", tools=[BASH])
+    assert f"GUIDANCE:\n{guidance}" in b.executor_systems()[0]
+
+
 # --- Requirement: Auxiliary Model Request Assembly / Tool Parameter Restoration ---------------------
 
 
