@@ -357,6 +357,20 @@ class Settings(BaseSettings):
         "the text tool protocol (manifest in the prompt, calls parsed from the reply), `auto` native until the server "
         "refuses tools.",
     )
+    openai_system_messages: Literal["auto", "keep", "fold"] = Field(
+        "auto",
+        description="System messages after the first message (Claude Code 2.1 sends them) to an OpenAI-compatible "
+        "gateway upstream: `keep` them where they are, `fold` them into the neighbouring user turn (for chat templates "
+        "that refuse them), or `auto`: keep until the server refuses them, then fold for that model.",
+    )
+    big_model_max_tokens: int = Field(
+        0,
+        ge=0,
+        description="Most output tokens a gateway request for the BIG_MODEL tier is given (the client's max_tokens "
+        "stands below it). 0: the model's known limit (llm/tokens.py), else the client's value.",
+    )
+    middle_model_max_tokens: int = Field(0, ge=0, description="As BIG_MODEL_MAX_TOKENS, for the MIDDLE_MODEL tier.")
+    small_model_max_tokens: int = Field(0, ge=0, description="As BIG_MODEL_MAX_TOKENS, for the SMALL_MODEL tier.")
     text_tool_format: Literal["concise", "verbose", "qwen_xml"] = Field(
         "concise", description="The manifest the text tool protocol uses: `concise`, `verbose` or `qwen_xml`."
     )

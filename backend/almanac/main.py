@@ -353,6 +353,12 @@ def gateway_config(settings: Settings) -> GatewayConfig:
         credits_per_1k_tokens=settings.gateway_credits_per_1k_tokens,
         key_cache_ttl_s=settings.gateway_key_cache_s,
         max_output_tokens=settings.max_output_tokens,
+        tier_max_tokens={
+            "BIG_MODEL": settings.big_model_max_tokens,
+            "MIDDLE_MODEL": settings.middle_model_max_tokens,
+            "SMALL_MODEL": settings.small_model_max_tokens,
+        },
+        system_messages=settings.openai_system_messages,
         native_tools=settings.openai_native_tools,
         text_tool_format=settings.text_tool_format,
         boost=boost,

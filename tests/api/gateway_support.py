@@ -3,9 +3,11 @@ the client (in-process through httpx's ASGI transport)."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import anthropic
@@ -59,3 +61,24 @@ async def gateway(url: str, *, planner: Any = None, **settings: Any) -> AsyncIte
         if services.gateway is not None:
             await services.gateway.close()
         await services.database.dispose()
+
+
+CAPTURES = Path(__file__).resolve().parents[1] / "fixtures" / "claude_code"
+
+
+def claude_code_request(name: str, **changes: Any) -> tuple[dict[str, str], dict[str, Any]]:
+    """A request Claude Code 2.1 really sent (captured, trimmed: tests/fixtures/claude_code/), as
+    (headers, body); `changes` replace top-level body fields."""
+    capture = json.loads((CAPTURES / f"{name}.json").read_text())
+    return dict(capture["headers"]), {**capture["body"], **changes}
+
+
+async def send_raw(gw: Gateway, headers: dict[str, str], body: dict[str, Any]) -> httpx2.Response:
+    """POST a raw body to /v1/messages with the user's key (as Claude Code sends it); a streamed
+    answer is read to its end."""
+    return await gw.http.post("/v1/messages?beta=true", json=body, headers={**headers, "x-api-key": gw.key})
+
+
+def sse(text: str) -> list[dict[str, Any]]:
+    """The JSON events of an SSE body."""
+    return [json.loads(line[6:]) for line in text.splitlines() if line.startswith("data: ")]

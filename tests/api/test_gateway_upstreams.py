@@ -107,7 +107,8 @@ async def test_request_conversion_system_images_tools_tool_choice_and_results(
     assert body["messages"][3] == {"role": "tool", "tool_call_id": "toolu_1", "content": "sunny"}
     assert body["tools"][0]["function"]["name"] == "get_weather"
     assert body["tool_choice"] == {"type": "function", "function": {"name": "get_weather"}}
-    assert body["parallel_tool_calls"] is False and body["stop"] == ["STOP"] and body["max_tokens"] == 300
+    assert body["parallel_tool_calls"] is False and body["max_tokens"] == 300
+    assert "stop" not in body  # the gateway applies stop sequences itself (see test_gateway_stops.py)
 
 
 @pytest.mark.parametrize("stream", [False, True])
@@ -265,17 +266,6 @@ async def test_the_callers_beta_header_reaches_an_anthropic_upstream(
             extra_headers={"anthropic-beta": "context-management-2025-06-27"},
         )
     assert fake.requests[0]["headers"]["anthropic-beta"] == "context-management-2025-06-27"
-
-
-async def test_max_tokens_is_capped_for_an_openai_upstream(
-    sqlite_url: str, openai_fake: tuple[FakeOpenAI, str]
-) -> None:
-    fake, url = openai_fake
-    async with gateway(sqlite_url, openai_base_url=url, max_output_tokens=8192) as gw:
-        await gw.client.messages.create(
-            model="claude-sonnet-4-6", max_tokens=32000, messages=[{"role": "user", "content": "x"}]
-        )
-    assert fake.requests[0]["body"]["max_tokens"] == 8192
 
 
 async def test_an_error_event_mid_stream_reaches_the_client_as_an_error_event(

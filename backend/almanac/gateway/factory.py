@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 
 from almanac.auth.service import AccountService
 from almanac.billing.ledger import CreditService
@@ -12,6 +12,7 @@ from almanac.gateway.auth import KeyCache
 from almanac.gateway.boost import BoostSettings
 from almanac.gateway.errors import GatewayError
 from almanac.gateway.http import HttpPool
+from almanac.gateway.openai_upstream import SystemMode
 from almanac.gateway.service import GatewayService
 from almanac.gateway.tiers import Tier, TierMap, Upstream
 from almanac.gateway.upstreams import AnthropicUpstream, ModelUpstream, OpenAIUpstream, TextToolUpstream
@@ -45,7 +46,9 @@ class GatewayConfig:
     timeout_s: float = 120.0
     credits_per_1k_tokens: float = 0.0
     key_cache_ttl_s: float = 5.0
-    max_output_tokens: int = 4096
+    max_output_tokens: int = 4096  # the planner's max_tokens (the executor gets the client's, see tier_max_tokens)
+    tier_max_tokens: Mapping[Tier, int] = field(default_factory=dict)  # per-tier cap; 0 or absent: the model's limit
+    system_messages: SystemMode = "auto"  # OPENAI_SYSTEM_MESSAGES
     native_tools: str = "true"  # OpenAI-compatible upstream: "true", "false" (text protocol), "auto"
     text_tool_format: str = "concise"
     boost: BoostConfig | None = None
@@ -72,14 +75,12 @@ def build_gateway(
             base_url=config.openai_base_url or "https://api.openai.com/v1",
             api_key=config.openai_api_key,
             timeout_s=config.timeout_s,
-            max_tokens=config.max_output_tokens,
+            system_messages=config.system_messages,
         )
         upstreams["openai"] = (
             native
             if config.native_tools == "true"
-            else TextToolUpstream(
-                native, text_tool_model(config), mode=config.native_tools, max_tokens=config.max_output_tokens
-            )
+            else TextToolUpstream(native, text_tool_model(config), mode=config.native_tools)
         )
     if config.anthropic_api_key:
         upstreams["anthropic"] = AnthropicUpstream(
@@ -117,6 +118,7 @@ def build_gateway(
         boost=boost,
         balance_check=BalanceCheck(credits) if recorder.billing else None,
         limiter=limiter,
+        output_caps={tier: cap for tier, cap in config.tier_max_tokens.items() if cap > 0},
     )
 
 

@@ -16,7 +16,7 @@ import asyncio
 import logging
 import time
 from collections.abc import AsyncIterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any
 
@@ -28,10 +28,11 @@ from almanac.gateway.auth import KeyCache, api_key_from
 from almanac.gateway.boost import BoostRun, BoostSettings
 from almanac.gateway.errors import GatewayError
 from almanac.gateway.http import HttpPool, sse_event, sse_events
-from almanac.gateway.tiers import TIERS, Route, TierMap, Upstream
+from almanac.gateway.tiers import TIERS, Route, Tier, TierMap, Upstream
 from almanac.gateway.upstreams import Upstream as UpstreamClient
 from almanac.gateway.usage import UsageRecorder
 from almanac.gateway.wire import MessagesRequest, check_messages, parse_json, parse_messages_request
+from almanac.llm.tokens import output_limit
 from almanac.ops.limits import Limiter, RateLimited, StreamSlot
 from almanac.storage.gateway import GatewayUsageRecord
 
@@ -84,6 +85,7 @@ class GatewayService:
         balance_check: Any = None,
         limiter: Limiter | None = None,
         keepalive_s: float = KEEPALIVE_S,
+        output_caps: Mapping[Tier, int] | None = None,
     ) -> None:
         self.keys = keys
         self.tiers = tiers
@@ -94,6 +96,7 @@ class GatewayService:
         self._balance_check = balance_check
         self.limiter = limiter  # per-user requests per minute and open streams (429 rate_limit_error)
         self.keepalive_s = keepalive_s  # boost streams: a ping this often while the planner thinks
+        self.output_caps = dict(output_caps or {})  # per tier: most output tokens an upstream is asked for
 
     async def close(self) -> None:
         """Flush usage and close upstream connections."""
@@ -123,6 +126,7 @@ class GatewayService:
         await self._check_rate(identity)
         request = parse_messages_request(raw, headers)
         route = self.tiers.route(request.model)
+        request = replace(request, output_cap=self.output_cap(route))
         call = _Call(identity, request, route, started)
         upstream = self._upstream(route)
         if self.boost is not None and self.boost.applies(route):
@@ -148,6 +152,15 @@ class GatewayService:
                 self._record(call, exc.status, exc.error_type)
             raise
         return StreamReply(self._relay(call, first, batches, slot))
+
+    def output_cap(self, route: Route) -> int | None:
+        """The most output tokens a request on `route` is given: the tier's setting, else (but for
+        the Anthropic API, which knows its own models) the model's known limit; the client's
+        max_tokens stands below it."""
+        cap = self.output_caps.get(route.tier) if route.tier else None
+        if cap is None and route.upstream != "anthropic":
+            cap = output_limit(route.model)
+        return cap
 
     async def _check_rate(self, identity: Identity) -> None:
         if self.limiter is not None:

@@ -24,6 +24,7 @@ class MessagesRequest:
     stream: bool
     max_tokens: int
     headers: Mapping[str, str] = field(default_factory=dict)  # the caller's anthropic-version / -beta
+    output_cap: int | None = None  # most output tokens the upstream is asked for (tier setting, model limit)
 
     @property
     def tools(self) -> list[dict[str, Any]]:
@@ -34,6 +35,17 @@ class MessagesRequest:
     def tool_choice(self) -> str:
         choice = self.body.get("tool_choice")
         return str(choice.get("type", "auto")) if isinstance(choice, dict) else "auto"
+
+    @property
+    def tools_allowed(self) -> bool:
+        """False for `tool_choice: {"type": "none"}`: no tool call may come out."""
+        return self.tool_choice != "none"
+
+    @property
+    def thinking(self) -> bool:
+        """Whether the caller takes thinking blocks (`thinking` enabled or adaptive)."""
+        thinking = self.body.get("thinking")
+        return isinstance(thinking, dict) and thinking.get("type") in ("enabled", "adaptive")
 
 
 def parse_json(raw: bytes) -> dict[str, Any]:
