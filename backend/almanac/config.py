@@ -380,6 +380,13 @@ class Settings(BaseSettings):
     gateway_key_cache_s: float = Field(
         5.0, ge=0, description="How long the gateway trusts an API key lookup (a revoked key works this long)."
     )
+    gateway_stream_hold_s: float = Field(
+        20.0,
+        ge=0,
+        description="How long a boosted gateway stream holds its response head waiting for the first output: a refusal "
+        "before then gets its HTTP status (429, 400…); after it the stream starts and is kept alive with pings, and a "
+        "refusal becomes an `error` event.",
+    )
     boost_base_url: str | None = Field(None, description="OpenAI-compatible base URL of the boost (planner) model.")
     boost_api_key: SecretStr | None = Field(None, description="Key for BOOST_BASE_URL (local servers need none).")
     boost_model: str = Field("gpt-4o", description="The boost (planner) model.")

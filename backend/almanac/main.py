@@ -359,6 +359,7 @@ def gateway_config(settings: Settings) -> GatewayConfig:
             "SMALL_MODEL": settings.small_model_max_tokens,
         },
         system_messages=settings.openai_system_messages,
+        stream_hold_s=settings.gateway_stream_hold_s,
         native_tools=settings.openai_native_tools,
         text_tool_format=settings.text_tool_format,
         boost=boost,

@@ -499,6 +499,7 @@ async def test_a_stream_waiting_on_the_planner_is_kept_alive_with_pings(sqlite_u
     async with boosted(sqlite_url, fakes) as b:
         assert b.gw.services.gateway is not None
         b.gw.services.gateway.keepalive_s = 0.05
+        b.gw.services.gateway.hold_s = 0.1
         b.planner.enqueue(Reply(text="SUMMARY:\nThe plan took a while.", delay_s=0.6))
         body = {
             "model": "claude-sonnet-4-6",
@@ -513,9 +514,89 @@ async def test_a_stream_waiting_on_the_planner_is_kept_alive_with_pings(sqlite_u
             lines = [line async for line in response.aiter_lines() if line]
         b.planner.enqueue(Reply(text="SUMMARY:\nStill slow.", delay_s=0.3))
         sdk = await b.ask(stream=True)  # the official SDK reads the pinged stream as usual
-    # message_start goes out at once; then pings, as Anthropic's API sends them, until the plan is in.
+    # message_start goes out once the hold is over; then pings, as Anthropic's API sends them, until the plan is in.
     events = [line.removeprefix("event: ") for line in lines if line.startswith("event: ")]
     content = events.index("content_block_start")
     assert events[0] == "message_start" and content > 2 and set(events[1:content]) == {"ping"}
     assert "The plan took a while." in "".join(lines) and lines[-1].startswith("data: ") and "message_stop" in lines[-1]
     assert sdk.content[0].text == "Still slow."  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize(
+    ("failure", "error", "kind"),
+    [
+        (Failure(429, "slow down", {"retry-after": "7"}), anthropic.RateLimitError, "rate_limit_error"),
+        (Failure(529, "busy", {"retry-after": "3"}), anthropic.OverloadedError, "overloaded_error"),
+        (Failure(503, "down"), anthropic.OverloadedError, "overloaded_error"),
+        (
+            Failure(
+                400, "This model's maximum context length is 100 tokens. However, your messages resulted in 900 tokens."
+            ),
+            anthropic.BadRequestError,
+            "invalid_request_error",
+        ),
+    ],
+)
+@pytest.mark.parametrize("stream", [True, False])
+async def test_a_boosted_request_refused_before_any_output_gets_the_http_status(
+    sqlite_url: str, fakes: Any, failure: Failure, error: type[anthropic.APIStatusError], kind: str, stream: bool
+) -> None:
+    async with boosted(sqlite_url, fakes) as b:
+        assert b.gw.services.gateway is not None
+        b.gw.services.gateway.keepalive_s = 0.01  # pings would be due many times over while the planner thinks
+        b.planner.enqueue(Reply(text="GUIDANCE:\nCall read_file with path: '/a'", delay_s=0.3))
+        b.executor.enqueue(failure)
+        with pytest.raises(error) as raised:
+            await b.ask(stream=stream)
+        row = (await b.gw.usage())[0]
+    assert raised.value.status_code == (529 if failure.status == 503 else failure.status)
+    assert raised.value.body["error"]["type"] == kind  # type: ignore[index]
+    if "retry-after" in failure.headers:
+        assert raised.value.response.headers["retry-after"] == failure.headers["retry-after"]
+    if failure.status == 400:
+        assert raised.value.body["error"]["message"] == "prompt is too long: 900 tokens > 100 maximum"  # type: ignore[index]
+    assert (row.status, row.error_type) == (raised.value.status_code, kind)
+
+
+async def test_after_the_hold_a_refusal_can_only_be_an_error_event(sqlite_url: str, fakes: Any) -> None:
+    async with boosted(sqlite_url, fakes) as b:
+        assert b.gw.services.gateway is not None
+        b.gw.services.gateway.hold_s, b.gw.services.gateway.keepalive_s = 0.05, 0.05
+        b.planner.enqueue(Reply(text="GUIDANCE:\nCall read_file with path: '/a'", delay_s=0.4))
+        b.executor.enqueue(Failure(429, "slow down", {"retry-after": "7"}))
+        body = {
+            "model": "claude-sonnet-4-6",
+            "max_tokens": 100,
+            "stream": True,
+            "tools": [READ_FILE],
+            "messages": [{"role": "user", "content": "go"}],
+        }
+        headers = {"x-api-key": b.gw.key, "anthropic-version": "2023-06-01"}
+        async with b.gw.http.stream("POST", "/v1/messages", json=body, headers=headers) as response:
+            assert response.status_code == 200
+            lines = [line async for line in response.aiter_lines() if line.startswith("event: ")]
+    assert lines[0] == "event: message_start" and "event: ping" in lines and lines[-1] == "event: error"
+
+
+@pytest.mark.parametrize("stream", [True, False])
+async def test_tool_choice_none_on_a_boosted_tier_runs_no_planner_and_lets_no_call_out(
+    sqlite_url: str, fakes: Any, stream: bool
+) -> None:
+    async with boosted(sqlite_url, fakes) as b:
+        b.executor.enqueue(Reply(text="Answering without tools.", tool_calls=[("c1", "read_file", {"path": "/a"})]))
+        kwargs: dict[str, Any] = {
+            "model": "claude-sonnet-4-6",
+            "max_tokens": 100,
+            "messages": [{"role": "user", "content": "what is in /a?"}],
+            "tools": [READ_FILE],
+            "tool_choice": {"type": "none"},
+        }
+        if stream:
+            async with b.gw.client.messages.stream(**kwargs) as events:
+                message = await events.get_final_message()
+        else:
+            message = await b.gw.client.messages.create(**kwargs)
+        row = (await b.gw.usage())[0]
+    assert b.planner.requests == [] and row.boost_loops == 0
+    assert [block.type for block in message.content] == ["text"] and message.stop_reason == "end_turn"
+    assert b.executor.requests[0]["body"]["tool_choice"] == "none"

@@ -9,8 +9,10 @@ does not run tools, a round in which the executor calls a tool ends the request:
 the `tool_use` blocks, runs them, and its next request is planned again with the results in view.
 
 `splice` turns the events of whichever sources answered (a SUMMARY, an executor run, the direct
-path) into one valid Anthropic stream: one `message_start` (sent at once, so a streaming caller
-has a valid stream from the start), blocks renumbered, one `message_delta` and `message_stop`.
+path) into one valid Anthropic stream: one `message_start` (`Head`: sent with the first output, or
+earlier by the keep-alive if output is slow to come), blocks renumbered, one `message_delta` and
+`message_stop`. Nothing is sent before the first output, so a refusal before it (the executor's
+upstream answering 429, say) reaches the caller as the HTTP error it is.
 """
 
 from __future__ import annotations
@@ -53,6 +55,20 @@ def with_system(body: dict[str, Any], extra: str) -> dict[str, Any]:
     return {**body, "system": f"{system}\n\n{extra}" if system else extra}
 
 
+class Head:
+    """The stream's one `message_start`, given out once (by the first output or the keep-alive)."""
+
+    def __init__(self, model: str) -> None:
+        self.model = model
+        self.sent = False
+
+    def take(self) -> list[Event]:
+        if self.sent:
+            return []
+        self.sent = True
+        return [message_start(self.model)]
+
+
 @dataclass
 class BoostRun:
     """One boosted request: its steps for the driver, its report and both models' usage."""
@@ -64,8 +80,10 @@ class BoostRun:
     report: BoostReport = field(default_factory=BoostReport)
     executor: UsageTally = field(default_factory=UsageTally)
     planner: Planner = field(init=False)
+    head: Head = field(init=False)
 
     def __post_init__(self) -> None:
+        self.head = Head(self.request.model)
         self.planner = Planner(
             self.settings.planner,
             template=self.settings.template,
@@ -120,17 +138,19 @@ class BoostRun:
         """The boosted answer as one Anthropic event stream."""
         view = planner_view(model_request(self.request.body))
         driven = run_boost(self.planner, self, view, self.report, max_loops=self.settings.max_loops)
-        return splice(driven, self.request.model)
+        return splice(driven, self.head)
 
 
-async def splice(events: AsyncIterator[Event], model: str) -> AsyncIterator[Event]:
+async def splice(events: AsyncIterator[Event], head: Head) -> AsyncIterator[Event]:
     """Several sources' complete streams as one valid stream (see the module docstring)."""
-    yield message_start(model)
     position = 0
     indexes: dict[int, int] = {}
     stop_reason: str = "end_turn"
+    stop_sequence: str | None = None
     usage: dict[str, int] = {"input_tokens": 0, "output_tokens": 0}
     async for event in events:
+        for start in head.take():
+            yield start
         kind = event["type"]
         if kind == "message_start":
             indexes = {}
@@ -138,6 +158,7 @@ async def splice(events: AsyncIterator[Event], model: str) -> AsyncIterator[Even
             usage = {"input_tokens": int(started.get("input_tokens") or 0), "output_tokens": 0}
         elif kind == "message_delta":
             stop_reason = (event.get("delta") or {}).get("stop_reason") or stop_reason
+            stop_sequence = (event.get("delta") or {}).get("stop_sequence")
             usage.update({k: int(v) for k, v in (event.get("usage") or {}).items() if isinstance(v, int)})
         elif kind == "content_block_start":
             indexes[event["index"]] = position
@@ -145,5 +166,11 @@ async def splice(events: AsyncIterator[Event], model: str) -> AsyncIterator[Even
             yield {**event, "index": indexes[event["index"]]}
         elif kind in ("content_block_delta", "content_block_stop"):
             yield {**event, "index": indexes.get(event["index"], position - 1)}
-    yield {"type": "message_delta", "delta": {"stop_reason": stop_reason, "stop_sequence": None}, "usage": usage}
+    for start in head.take():
+        yield start
+    yield {
+        "type": "message_delta",
+        "delta": {"stop_reason": stop_reason, "stop_sequence": stop_sequence},
+        "usage": usage,
+    }
     yield {"type": "message_stop"}

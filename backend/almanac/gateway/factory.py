@@ -49,6 +49,7 @@ class GatewayConfig:
     max_output_tokens: int = 4096  # the planner's max_tokens (the executor gets the client's, see tier_max_tokens)
     tier_max_tokens: Mapping[Tier, int] = field(default_factory=dict)  # per-tier cap; 0 or absent: the model's limit
     system_messages: SystemMode = "auto"  # OPENAI_SYSTEM_MESSAGES
+    stream_hold_s: float = 20.0  # GATEWAY_STREAM_HOLD_S
     native_tools: str = "true"  # OpenAI-compatible upstream: "true", "false" (text protocol), "auto"
     text_tool_format: str = "concise"
     boost: BoostConfig | None = None
@@ -118,6 +119,7 @@ def build_gateway(
         boost=boost,
         balance_check=BalanceCheck(credits) if recorder.billing else None,
         limiter=limiter,
+        hold_s=config.stream_hold_s,
         output_caps={tier: cap for tier, cap in config.tier_max_tokens.items() if cap > 0},
     )
 

@@ -4,15 +4,15 @@ Per request: the API key is identified (cached, `auth.KeyCache`); the body is ch
 (`wire.parse_messages_request`); the model name picks a tier, an upstream and an upstream model
 (`tiers.TierMap`); boost mode takes over for the tiers it is enabled for (`boost.BoostRun`);
 otherwise the upstream answers directly. A streaming request's first event is awaited before the
-response starts, so a failure before any output is a proper HTTP error; later failures end the
-stream with an `error` event. Every request is recorded (`usage.UsageRecorder`, off the request
+response starts, so a failure before any output is a proper HTTP error (a boosted stream waits
+up to `hold_s` for it, then starts and pings: `keepalive.py`); later failures end the stream with
+an `error` event. Every request is recorded (`usage.UsageRecorder`, off the request
 path): user, key, models, tokens in/out (the planner's apart), latency, time to first token,
 status.
 """
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import time
 from collections.abc import AsyncIterator, Mapping
@@ -28,6 +28,7 @@ from almanac.gateway.auth import KeyCache, api_key_from
 from almanac.gateway.boost import BoostRun, BoostSettings
 from almanac.gateway.errors import GatewayError
 from almanac.gateway.http import HttpPool, sse_event, sse_events
+from almanac.gateway.keepalive import PING, held_then_pinged
 from almanac.gateway.tiers import TIERS, Route, Tier, TierMap, Upstream
 from almanac.gateway.upstreams import Upstream as UpstreamClient
 from almanac.gateway.usage import UsageRecorder
@@ -68,7 +69,7 @@ class _Call:
 
 
 KEEPALIVE_S = 5.0
-PING: list[Event] = []  # the marker `_keepalive` yields while waiting (an empty batch, by identity)
+HOLD_S = 20.0
 KEEPALIVE = b'event: ping\ndata: {"type": "ping"}\n\n'  # as Anthropic's API sends (after message_start)
 
 
@@ -85,6 +86,7 @@ class GatewayService:
         balance_check: Any = None,
         limiter: Limiter | None = None,
         keepalive_s: float = KEEPALIVE_S,
+        hold_s: float = HOLD_S,
         output_caps: Mapping[Tier, int] | None = None,
     ) -> None:
         self.keys = keys
@@ -95,7 +97,8 @@ class GatewayService:
         self.boost = boost
         self._balance_check = balance_check
         self.limiter = limiter  # per-user requests per minute and open streams (429 rate_limit_error)
-        self.keepalive_s = keepalive_s  # boost streams: a ping this often while the planner thinks
+        self.keepalive_s = keepalive_s  # boost streams: a ping this often while the planner thinks…
+        self.hold_s = hold_s  # …once the response head has waited this long for output (gateway/keepalive.py)
         self.output_caps = dict(output_caps or {})  # per tier: most output tokens an upstream is asked for
 
     async def close(self) -> None:
@@ -129,13 +132,15 @@ class GatewayService:
         request = replace(request, output_cap=self.output_cap(route))
         call = _Call(identity, request, route, started)
         upstream = self._upstream(route)
-        if self.boost is not None and self.boost.applies(route):
+        if self.boost is not None and self.boost.applies(route) and request.tools_allowed:
             call.boost = BoostRun(self.boost, request, route, upstream)
             batches = _one_by_one(call.boost.events())
             if request.stream:
-                # A plan takes seconds (and held-back executor output more): keep the connection
-                # visibly alive so proxies and clients with idle timeouts do not give up on it.
-                batches = _keepalive(batches, self.keepalive_s)
+                # A plan takes seconds (and held-back executor output more): hold the response head
+                # a while for a refusal's proper status, then keep the stream visibly alive.
+                batches = held_then_pinged(
+                    batches, head=call.boost.head.take, hold_s=self.hold_s, interval_s=self.keepalive_s
+                )
         elif request.stream:
             batches = upstream.stream(request, route.model)
         else:
@@ -307,28 +312,6 @@ class GatewayService:
 def limit_error(exc: RateLimited) -> GatewayError:
     """A limit's refusal in Anthropic's shape: 429 `rate_limit_error` with `retry-after`."""
     return GatewayError(429, str(exc), error_type="rate_limit_error", retry_after=str(exc.retry_after_s))
-
-
-async def _keepalive(batches: AsyncIterator[list[Event]], interval_s: float) -> AsyncIterator[list[Event]]:
-    """`batches`, with `PING` in between whenever the next one takes longer than `interval_s`."""
-    pending: asyncio.Future[list[Event]] | None = None
-    try:
-        while True:
-            if pending is None:
-                pending = asyncio.ensure_future(anext(batches))
-            done, _ = await asyncio.wait({pending}, timeout=interval_s)
-            if not done:
-                yield PING
-                continue
-            finished, pending = pending, None
-            try:
-                batch = finished.result()
-            except StopAsyncIteration:
-                return
-            yield batch
-    finally:
-        if pending is not None:
-            pending.cancel()
 
 
 async def _one_by_one(events: AsyncIterator[Event]) -> AsyncIterator[list[Event]]:
