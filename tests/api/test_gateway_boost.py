@@ -6,6 +6,7 @@ official anthropic SDK."""
 
 from __future__ import annotations
 
+import threading
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -13,7 +14,7 @@ from typing import Any
 
 import anthropic
 import pytest
-from tests.api.gateway_support import Gateway, gateway
+from tests.api.gateway_support import Gateway, asgi_stream, gateway, sse
 from tests.fakes.openai_server import Failure, FakeOpenAI, Reply
 from tests.fakes.server import ServerThread
 
@@ -518,7 +519,8 @@ async def test_a_stream_waiting_on_the_planner_is_kept_alive_with_pings(sqlite_u
     events = [line.removeprefix("event: ") for line in lines if line.startswith("event: ")]
     content = events.index("content_block_start")
     assert events[0] == "message_start" and content > 2 and set(events[1:content]) == {"ping"}
-    assert "The plan took a while." in "".join(lines) and lines[-1].startswith("data: ") and "message_stop" in lines[-1]
+    text = "".join(e["delta"]["text"] for e in sse("\n".join(lines)) if e["type"] == "content_block_delta")
+    assert text.strip() == "The plan took a while." and lines[-1].startswith("data: ") and "message_stop" in lines[-1]
     assert sdk.content[0].text == "Still slow."  # type: ignore[union-attr]
 
 
@@ -600,3 +602,27 @@ async def test_tool_choice_none_on_a_boosted_tier_runs_no_planner_and_lets_no_ca
     assert b.planner.requests == [] and row.boost_loops == 0
     assert [block.type for block in message.content] == ["text"] and message.stop_reason == "end_turn"
     assert b.executor.requests[0]["body"]["tool_choice"] == "none"
+
+
+async def test_a_summary_streams_to_the_client_as_the_planner_writes_it(sqlite_url: str, fakes: Any) -> None:
+    hold = threading.Event()
+    words = "Paris is the capital of France and has been for a very long time."
+    body = {
+        "model": "claude-sonnet-4-6",
+        "max_tokens": 100,
+        "stream": True,
+        "messages": [{"role": "user", "content": "capital of France?"}],
+        "tools": [READ_FILE],
+    }
+
+    def seen(chunk: bytes) -> None:
+        if b"text_delta" in chunk:
+            hold.set()  # the planner goes on only once the client has its first words
+
+    async with boosted(sqlite_url, fakes) as b:
+        planner_reply = Reply(text=f"SUMMARY:\n{words}", hold=hold, hold_after=4)
+        b.planner.enqueue(planner_reply)
+        status, raw = await asgi_stream(b.gw, body, seen)
+    assert status == 200 and planner_reply.released == [True]
+    events = sse(raw.decode())
+    assert "".join(e["delta"]["text"] for e in events if e["type"] == "content_block_delta").strip() == words

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import threading
 import time
 from collections import deque
 from collections.abc import AsyncIterator, Callable
@@ -43,6 +44,11 @@ class Reply:
     stamp_tokens: int = 0
     delay_s: float = 0.0  # wait this long before answering at all (for timeouts)
     reasoning: str = ""  # sent as `reasoning_content` before the answer
+    # After `hold_after` words of text, wait (up to 10 s) until the test sets `hold`; whether it was set in
+    # time is appended to `released` (proves a client saw the first words before the reply was complete).
+    hold: threading.Event | None = None
+    hold_after: int = 1
+    released: list[bool] = field(default_factory=list)
     finish_reason: str | None = "auto"  # "auto": tool_calls or stop; None: no finish reason at all
 
 
@@ -188,7 +194,9 @@ async def _chunks(reply: Reply, model: str, usage: bool) -> AsyncIterator[bytes]
         if index:
             await asyncio.sleep(reply.chunk_delay_s)
         yield _chunk(model, {"content": f"{time.time():.6f} "})
-    for piece in pieces:
+    for number, piece in enumerate(pieces):
+        if reply.hold is not None and number == reply.hold_after:
+            reply.released.append(await asyncio.to_thread(reply.hold.wait, 10))
         yield _chunk(model, {"content": piece})
         if reply.chunk_delay_s:
             await asyncio.sleep(reply.chunk_delay_s)

@@ -25,11 +25,12 @@ from almanac.chat.strategies.boost import guidance_section
 from almanac.chat.strategies.boost_driver import MAX_LOOPS, BoostReport, Plan, run_boost
 from almanac.chat.strategies.planner import Planner, planner_view
 from almanac.gateway.accumulate import UsageTally
-from almanac.gateway.llm_bridge import message_start, model_request, text_events
+from almanac.gateway.errors import GatewayError
+from almanac.gateway.llm_bridge import message_start, model_request
 from almanac.gateway.tiers import Route, Tier
 from almanac.gateway.upstreams import Upstream
 from almanac.gateway.wire import MessagesRequest
-from almanac.llm.base import Model
+from almanac.llm.base import Model, ModelError
 
 Event = dict[str, Any]
 
@@ -105,12 +106,24 @@ class BoostRun:
     def direct(self) -> AsyncIterator[Event]:
         return self._tallied(self.upstream.stream(self.request, self.route.model))
 
-    async def answer(self, text: str) -> AsyncIterator[Event]:
+    async def answer(self, pieces: AsyncIterator[str]) -> AsyncIterator[Event]:
+        """The planner's SUMMARY as a text block, streamed as it arrives; the planner's usage in the
+        closing `message_delta` (known once its reply is complete)."""
+        yield message_start(self.request.model)
+        yield {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}}
+        try:
+            async for piece in pieces:
+                yield {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": piece}}
+        except ModelError as exc:
+            raise GatewayError(502, str(exc)) from None
         usage = self.planner.usage
-        for event in text_events(
-            self.request.model, text, input_tokens=usage.input_tokens, output_tokens=usage.output_tokens
-        ):
-            yield event
+        yield {"type": "content_block_stop", "index": 0}
+        yield {
+            "type": "message_delta",
+            "delta": {"stop_reason": "end_turn", "stop_sequence": None},
+            "usage": {"input_tokens": usage.input_tokens, "output_tokens": usage.output_tokens},
+        }
+        yield {"type": "message_stop"}
 
     def planned(self, plan: Plan) -> Event | None:
         return None

@@ -65,9 +65,10 @@ class _ChatSteps:
     def direct(self) -> AsyncIterator[ChatEvent]:
         return self.owner._executor_run(self.owner.system)
 
-    async def answer(self, text: str) -> AsyncIterator[ChatEvent]:
+    async def answer(self, pieces: AsyncIterator[str]) -> AsyncIterator[ChatEvent]:
         self.owner.turns, self.owner.stop_reason = 1, "end_turn"
-        yield TextDeltaEvent(text)
+        async for piece in pieces:
+            yield TextDeltaEvent(piece)
 
     def planned(self, plan: Plan) -> ChatEvent | None:
         return PlanEvent(plan.loop, plan.analysis, plan.guidance, self.owner.planner.model.name)
