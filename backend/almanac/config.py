@@ -401,6 +401,12 @@ class Settings(BaseSettings):
         "{max_loops}, {previous_attempts}, {user_request}, {conversation}, {tools_text}. Empty: the built-in one.",
     )
     boost_timeout_s: float = Field(60.0, gt=0, description="Time limit of one boost (planner) call (seconds).")
+    boost_plan_reuse: bool = Field(
+        True,
+        description="Gateway: a continuation of a user turn (its last message holds tool results) is executed with the "
+        "turn's plan instead of asking the planner again, unless a tool failed or the executor is stuck or repeating "
+        "itself. Kept per process.",
+    )
     default_strategy: Literal["direct", "boost", "collaborate"] = Field(
         "direct",
         description="How chat questions are answered unless the request or the user's own default says otherwise: "

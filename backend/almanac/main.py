@@ -339,6 +339,7 @@ def gateway_config(settings: Settings) -> GatewayConfig:
             tiers=settings.boost_tiers,  # type: ignore[arg-type]
             template=template or None,
             timeout_s=settings.boost_timeout_s,
+            plan_reuse=settings.boost_plan_reuse,
         )
     return GatewayConfig(
         default_upstream=settings.resolved_gateway_upstream,

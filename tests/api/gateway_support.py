@@ -7,7 +7,7 @@ import asyncio
 import json
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -44,12 +44,7 @@ async def gateway(url: str, *, planner: Any = None, **settings: Any) -> AsyncIte
     services, config = services_for(url, **settings)
     if planner is not None:
         assert services.gateway is not None and services.gateway.boost is not None
-        services.gateway.boost = type(services.gateway.boost)(
-            planner=planner,
-            tiers=services.gateway.boost.tiers,
-            template=services.gateway.boost.template,
-            timeout_s=services.gateway.boost.timeout_s,
-        )
+        services.gateway.boost = replace(services.gateway.boost, planner=planner)
     created = await make_user(services)
     app = create_app(config, services)
     http = httpx2.AsyncClient(transport=httpx2.ASGITransport(app=app), base_url="http://localhost", timeout=30)

@@ -14,9 +14,10 @@ from typing import Any
 
 import anthropic
 import pytest
-from tests.api.gateway_support import Gateway, asgi_stream, gateway, sse
+from tests.api.gateway_support import Gateway, asgi_stream, claude_code_request, gateway, send_raw, sse
 from tests.fakes.openai_server import Failure, FakeOpenAI, Reply
 from tests.fakes.server import ServerThread
+from tests.support import make_user
 
 from almanac.startup import describe
 
@@ -626,3 +627,68 @@ async def test_a_summary_streams_to_the_client_as_the_planner_writes_it(sqlite_u
     assert status == 200 and planner_reply.released == [True]
     events = sse(raw.decode())
     assert "".join(e["delta"]["text"] for e in events if e["type"] == "content_block_delta").strip() == words
+
+
+# --- Plan reuse: a turn's plan for its tool round trips (Claude Code's own request shapes) ---------
+
+READ_PLAN = "ANALYSIS:\nThe user wants notes.txt.\n\nGUIDANCE:\n1. Call Read with file_path: /tmp/gw-cc/work/notes.txt"
+CALLS_CC_READ = Reply(text="Reading.", tool_calls=[("toolu_0001", "Read", {"file_path": "/tmp/gw-cc/work/notes.txt"})])
+
+
+async def _claude_code_turn(b: Boost, *, stream: bool, continuation: dict[str, Any] | None = None) -> list[Any]:
+    headers, first = claude_code_request("main_first", model="claude-sonnet-4-6", stream=stream)
+    _, later = claude_code_request("main_continuation", model="claude-sonnet-4-6", stream=stream)
+    answers = []
+    for body in (first, continuation or later):
+        response = await send_raw(b.gw, headers, body)
+        assert response.status_code == 200, response.text
+        answers.append(response)
+    return answers
+
+
+@pytest.mark.parametrize("stream", [True, False])
+async def test_a_continuation_of_the_turn_reuses_its_plan_without_the_planner(
+    sqlite_url: str, fakes: Any, stream: bool
+) -> None:
+    async with boosted(sqlite_url, fakes) as b:
+        b.planner.enqueue(Reply(text=READ_PLAN))
+        b.executor.enqueue(CALLS_CC_READ, Reply(text="The file says: the answer is 42."))
+        await _claude_code_turn(b, stream=stream)
+        rows = await b.gw.usage()
+    assert len(b.planner.requests) == 1 and len(b.executor.requests) == 2
+    assert "GUIDANCE:\n1. Call Read with file_path: /tmp/gw-cc/work/notes.txt" in b.executor_systems()[1]
+    assert [(r.boost_outcome, r.boost_loops) for r in reversed(rows)] == [("guided", 1), ("reused", 0)]
+    assert rows[0].planner_input_tokens == 0
+
+
+async def test_a_tool_error_in_the_continuation_asks_the_planner_again(sqlite_url: str, fakes: Any) -> None:
+    _, later = claude_code_request("main_continuation", model="claude-sonnet-4-6", stream=True)
+    result = later["messages"][-1]["content"][0]
+    later["messages"][-1] = {**later["messages"][-1], "content": [{**result, "is_error": True, "content": "EACCES"}]}
+    async with boosted(sqlite_url, fakes) as b:
+        b.planner.enqueue(Reply(text=READ_PLAN), Reply(text="SUMMARY:\nThe file cannot be read: permission denied."))
+        b.executor.enqueue(CALLS_CC_READ)
+        await _claude_code_turn(b, stream=True, continuation=later)
+    assert len(b.planner.requests) == 2 and len(b.executor.requests) == 1
+    assert "EACCES" in b.planner_prompts()[1]
+
+
+async def test_plans_are_not_shared_between_users(sqlite_url: str, fakes: Any) -> None:
+    async with boosted(sqlite_url, fakes) as b:
+        b.planner.enqueue(Reply(text=READ_PLAN), Reply(text="SUMMARY:\nThe answer is 42."))
+        b.executor.enqueue(CALLS_CC_READ)
+        headers, first = claude_code_request("main_first", model="claude-sonnet-4-6")
+        _, later = claude_code_request("main_continuation", model="claude-sonnet-4-6")
+        await send_raw(b.gw, headers, first)
+        other = await make_user(b.gw.services)
+        response = await b.gw.http.post("/v1/messages", json=later, headers={**headers, "x-api-key": other.api_key})
+        assert response.status_code == 200
+    assert len(b.planner.requests) == 2
+
+
+async def test_with_plan_reuse_off_every_request_is_planned(sqlite_url: str, fakes: Any) -> None:
+    async with boosted(sqlite_url, fakes, boost_plan_reuse=False) as b:
+        b.planner.enqueue(Reply(text=READ_PLAN), Reply(text="SUMMARY:\nThe file says: the answer is 42."))
+        b.executor.enqueue(CALLS_CC_READ)
+        await _claude_code_turn(b, stream=True)
+    assert len(b.planner.requests) == 2 and len(b.executor.requests) == 1

@@ -2,6 +2,9 @@
 BOOST_BASE_URL) plans and the tier's own upstream model executes with the caller's tools.
 
 The loop is `chat.strategies.boost_driver.run_boost` with Anthropic stream events as its events.
+A continuation of a user turn whose plan got the executor calling tools is executed with that
+plan again, without asking the planner (`plans.PlanCache`; BOOST_PLAN_REUSE), unless the turn is
+in trouble; a SUMMARY streams to the caller as the planner writes it.
 The planner sees the caller's conversation (tool results included) as text and the tools only as
 text; the executor gets the caller's request with the plan appended to its system prompt and the
 real `tools`. Tool use shows at the executor's first `tool_use` block start. Since the gateway
@@ -27,6 +30,7 @@ from almanac.chat.strategies.planner import Planner, planner_view
 from almanac.gateway.accumulate import UsageTally
 from almanac.gateway.errors import GatewayError
 from almanac.gateway.llm_bridge import message_start, model_request
+from almanac.gateway.plans import PlanCache, Turn, turn_of
 from almanac.gateway.tiers import Route, Tier
 from almanac.gateway.upstreams import Upstream
 from almanac.gateway.wire import MessagesRequest
@@ -43,6 +47,8 @@ class BoostSettings:
     timeout_s: float = 60.0
     max_tokens: int = 4096
     max_loops: int = MAX_LOOPS
+    plans: PlanCache | None = None  # a turn's plan reused for its tool round trips (None: plan each request)
+    stream_summary: bool = True  # False: a SUMMARY is sent in one piece once complete (benchmarks compare)
 
     def applies(self, route: Route) -> bool:
         return route.tier is not None and route.tier in self.tiers
@@ -78,10 +84,12 @@ class BoostRun:
     request: MessagesRequest
     route: Route
     upstream: Upstream
+    user_id: str = ""
     report: BoostReport = field(default_factory=BoostReport)
     executor: UsageTally = field(default_factory=UsageTally)
     planner: Planner = field(init=False)
     head: Head = field(init=False)
+    plan: Plan | None = field(init=False, default=None)  # the plan the executor last ran with
 
     def __post_init__(self) -> None:
         self.head = Head(self.request.model)
@@ -99,6 +107,7 @@ class BoostRun:
         return bool(self.request.tools) and self.request.tool_choice != "none"
 
     def execute(self, plan: Plan) -> AsyncIterator[Event]:
+        self.plan = plan
         body = with_system(self.request.body, guidance_section(plan))
         guided = replace(self.request, body=body)
         return self._tallied(self.upstream.stream(guided, self.route.model))
@@ -149,9 +158,23 @@ class BoostRun:
 
     def events(self) -> AsyncIterator[Event]:
         """The boosted answer as one Anthropic event stream."""
+        plans = self.settings.plans
+        turn = turn_of(self.request.body, user_id=self.user_id, model=self.request.model) if plans is not None else None
+        kept = plans.take(turn) if plans is not None and turn is not None else None
+        if kept is not None:
+            self.report.outcome, self.report.loops = "reused", 0
+            return splice(self.execute(kept), self.head)
+        return splice(self._planned(turn), self.head)
+
+    async def _planned(self, turn: Turn | None) -> AsyncIterator[Event]:
         view = planner_view(model_request(self.request.body))
-        driven = run_boost(self.planner, self, view, self.report, max_loops=self.settings.max_loops)
-        return splice(driven, self.head)
+        settings = self.settings
+        async for event in run_boost(
+            self.planner, self, view, self.report, max_loops=settings.max_loops, stream_summary=settings.stream_summary
+        ):
+            yield event
+        if settings.plans is not None and turn is not None and self.report.outcome == "guided" and self.plan:
+            settings.plans.put(turn, self.plan)
 
 
 async def splice(events: AsyncIterator[Event], head: Head) -> AsyncIterator[Event]:

@@ -13,6 +13,7 @@ from almanac.gateway.boost import BoostSettings
 from almanac.gateway.errors import GatewayError
 from almanac.gateway.http import HttpPool
 from almanac.gateway.openai_upstream import SystemMode
+from almanac.gateway.plans import PlanCache
 from almanac.gateway.service import GatewayService
 from almanac.gateway.tiers import Tier, TierMap, Upstream
 from almanac.gateway.upstreams import AnthropicUpstream, ModelUpstream, OpenAIUpstream, TextToolUpstream
@@ -31,6 +32,7 @@ class BoostConfig:
     tiers: frozenset[Tier]
     template: str | None = None
     timeout_s: float = 60.0
+    plan_reuse: bool = True  # BOOST_PLAN_REUSE
 
 
 @dataclass(frozen=True)
@@ -108,6 +110,7 @@ def build_gateway(
             template=config.boost.template,
             timeout_s=config.boost.timeout_s,
             max_tokens=config.max_output_tokens,
+            plans=PlanCache() if config.boost.plan_reuse else None,
         )
     recorder = UsageRecorder(database, credits=credits, credits_per_1k_tokens=config.credits_per_1k_tokens)
     return GatewayService(

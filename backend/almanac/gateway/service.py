@@ -133,7 +133,7 @@ class GatewayService:
         call = _Call(identity, request, route, started)
         upstream = self._upstream(route)
         if self.boost is not None and self.boost.applies(route) and request.tools_allowed:
-            call.boost = BoostRun(self.boost, request, route, upstream)
+            call.boost = BoostRun(self.boost, request, route, upstream, user_id=identity.user.id)
             batches = _one_by_one(call.boost.events())
             if request.stream:
                 # A plan takes seconds (and held-back executor output more): hold the response head

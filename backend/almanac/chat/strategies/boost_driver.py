@@ -28,7 +28,7 @@ from almanac.llm.base import ModelUnavailable
 log = logging.getLogger(__name__)
 MAX_LOOPS = 3
 E = TypeVar("E")
-Outcome = Literal["summary", "guided", "best", "direct"]
+Outcome = Literal["summary", "guided", "best", "direct", "reused"]
 
 
 @dataclass(frozen=True)
