@@ -69,6 +69,7 @@ from almanac.tools.assembly import build_builtin_tools
 from almanac.tools.builtin.documentation import DocumentationTool
 from almanac.tools.builtin.full_context import FullContextTool
 from almanac.tools.builtin.offline_rules import teach_tools
+from almanac.tools.builtin.web_search import WebSearchTool
 from almanac.tools.registry import ToolRegistry
 from almanac.usage.service import UsageService
 
@@ -179,6 +180,7 @@ def build_services(settings: Settings, *, model: Model | None = None, summariser
         strategies=replace(strategies, planner=metered(strategies.planner, ops.metrics, source="planner")),
         observer=chat_observer(ops.metrics),
     )
+    web = next((tool for tool in builtin.tools if isinstance(tool, WebSearchTool)), None)
     gateway = build_gateway(
         gateway_config(settings),
         accounts=AccountService(database),
@@ -186,6 +188,8 @@ def build_services(settings: Settings, *, model: Model | None = None, summariser
         database=database,
         offline=build_model(provider_config(settings.model_copy(update={"chat_provider": "offline"}))),
         limiter=ops.limiter,
+        search=web.provider if web is not None else None,
+        search_count=web.count if web is not None else 5,
     )
     watch(ops, chat_service, gateway, mcp)
     billing, admin, usage = operations(settings, database, credit_service)

@@ -74,7 +74,7 @@ def accumulate(events: Iterable[Event]) -> dict[str, Any]:
     content = []
     for index in sorted(blocks):
         block = blocks[index]
-        if block.data.get("type") == "tool_use":
+        if block.data.get("type") in ("tool_use", "server_tool_use"):
             raw = "".join(block.parts)
             block.data["input"] = _object(raw) if raw else block.data.get("input") or {}
         content.append(block.data)

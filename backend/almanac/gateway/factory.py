@@ -7,13 +7,15 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 from almanac.auth.service import AccountService
-from almanac.billing.ledger import CreditService
+from almanac.billing.ledger import ChargeContext, CreditService
+from almanac.billing.pricing import BillingCategory, tool_call_cost
 from almanac.gateway.auth import KeyCache
 from almanac.gateway.boost import BoostSettings
 from almanac.gateway.errors import GatewayError
 from almanac.gateway.http import HttpPool
 from almanac.gateway.openai_upstream import SystemMode
 from almanac.gateway.plans import PlanCache
+from almanac.gateway.server_tools import GatewaySearch
 from almanac.gateway.service import GatewayService
 from almanac.gateway.tiers import Tier, TierMap, Upstream
 from almanac.gateway.upstreams import AnthropicUpstream, ModelUpstream, OpenAIUpstream, TextToolUpstream
@@ -22,6 +24,7 @@ from almanac.gateway.usage import UsageRecorder
 from almanac.llm.base import Model
 from almanac.ops.limits import Limiter
 from almanac.storage.db import Database
+from almanac.tools.builtin.web_search import SearchProvider
 
 
 @dataclass(frozen=True)
@@ -66,10 +69,13 @@ def build_gateway(
     offline: Model,
     planner: Model | None = None,
     limiter: Limiter | None = None,
+    search: SearchProvider | None = None,
+    search_count: int = 5,
 ) -> GatewayService:
     """The gateway `config` describes. `offline` answers when no upstream is configured; `planner`
     replaces the boost model built from `config.boost` (tests pass their own); `limiter` limits
-    each user's requests and open streams."""
+    each user's requests and open streams; `search` runs web search server tools (billed like the
+    chat's `web_search` tool when gateway billing is on)."""
     http = HttpPool(read_timeout_s=config.timeout_s)
     upstreams: dict[Upstream, UpstreamClient] = {"offline": ModelUpstream(offline)}
     if config.openai_base_url or config.openai_api_key:
@@ -123,6 +129,9 @@ def build_gateway(
         balance_check=BalanceCheck(credits) if recorder.billing else None,
         limiter=limiter,
         hold_s=config.stream_hold_s,
+        search=GatewaySearch(search, search_count, SearchCharge(credits) if recorder.billing else None)
+        if search is not None
+        else None,
         output_caps={tier: cap for tier, cap in config.tier_max_tokens.items() if cap > 0},
     )
 
@@ -144,6 +153,20 @@ def text_tool_model(config: GatewayConfig) -> Callable[[str], Model]:
         return TextToolModel(inner, fmt=ToolFormat(config.text_tool_format))
 
     return build
+
+
+class SearchCharge:
+    """Pays for one web search the gateway runs, at the chat's price for the `web_search` tool."""
+
+    def __init__(self, credits: CreditService) -> None:
+        self._credits = credits
+        self._cost = tool_call_cost(BillingCategory.TOOL, documentation_charged=False)
+
+    async def __call__(self, user_id: str) -> bool:
+        charge = await self._credits.debit(
+            user_id=user_id, amount=self._cost, context=ChargeContext("gateway: web search")
+        )
+        return charge is not None
 
 
 class BalanceCheck:

@@ -29,6 +29,7 @@ from almanac.gateway.boost import BoostRun, BoostSettings
 from almanac.gateway.errors import GatewayError
 from almanac.gateway.http import HttpPool, sse_event, sse_events
 from almanac.gateway.keepalive import PING, held_then_pinged
+from almanac.gateway.server_tools import GatewaySearch, WebSearchRun, web_search_tool
 from almanac.gateway.tiers import TIERS, Route, Tier, TierMap, Upstream
 from almanac.gateway.upstreams import Upstream as UpstreamClient
 from almanac.gateway.usage import UsageRecorder
@@ -88,6 +89,7 @@ class GatewayService:
         keepalive_s: float = KEEPALIVE_S,
         hold_s: float = HOLD_S,
         output_caps: Mapping[Tier, int] | None = None,
+        search: GatewaySearch | None = None,
     ) -> None:
         self.keys = keys
         self.tiers = tiers
@@ -99,6 +101,7 @@ class GatewayService:
         self.limiter = limiter  # per-user requests per minute and open streams (429 rate_limit_error)
         self.keepalive_s = keepalive_s  # boost streams: a ping this often while the planner thinks…
         self.hold_s = hold_s  # …once the response head has waited this long for output (gateway/keepalive.py)
+        self.search = search  # runs web search server tools for non-Anthropic upstreams (server_tools.py)
         self.output_caps = dict(output_caps or {})  # per tier: most output tokens an upstream is asked for
 
     async def close(self) -> None:
@@ -132,7 +135,10 @@ class GatewayService:
         request = replace(request, output_cap=self.output_cap(route))
         call = _Call(identity, request, route, started)
         upstream = self._upstream(route)
-        if self.boost is not None and self.boost.applies(route) and request.tools_allowed:
+        search_tool = self._search_tool(request, route)
+        if search_tool is not None:
+            batches = _one_by_one(self._web_search(request, route, upstream, search_tool, identity).events())
+        elif self.boost is not None and self.boost.applies(route) and request.tools_allowed:
             call.boost = BoostRun(self.boost, request, route, upstream, user_id=identity.user.id)
             batches = _one_by_one(call.boost.events())
             if request.stream:
@@ -157,6 +163,23 @@ class GatewayService:
                 self._record(call, exc.status, exc.error_type)
             raise
         return StreamReply(self._relay(call, first, batches, slot))
+
+    def _search_tool(self, request: MessagesRequest, route: Route) -> dict[str, Any] | None:
+        """The request's web search server tool, when the gateway runs it (not for the Anthropic
+        API, which runs its own); a 400 for any tool it cannot provide."""
+        if route.upstream == "anthropic" or not request.tools:
+            return None
+        return web_search_tool(request, available=self.search is not None)
+
+    def _web_search(
+        self, request: MessagesRequest, route: Route, upstream: UpstreamClient, tool: dict[str, Any], identity: Identity
+    ) -> WebSearchRun:
+        assert self.search is not None
+        charge, user_id = self.search.charge, identity.user.id
+        pay = (lambda: charge(user_id)) if charge is not None else None
+        return WebSearchRun(
+            request, route.model, upstream, self.search.provider, tool, count=self.search.count, pay=pay
+        )
 
     def output_cap(self, route: Route) -> int | None:
         """The most output tokens a request on `route` is given: the tier's setting, else (but for
