@@ -692,3 +692,16 @@ async def test_with_plan_reuse_off_every_request_is_planned(sqlite_url: str, fak
         b.executor.enqueue(CALLS_CC_READ)
         await _claude_code_turn(b, stream=True)
     assert len(b.planner.requests) == 2 and len(b.executor.requests) == 1
+
+
+async def test_planner_tokens_are_billed_with_the_executors(sqlite_url: str, fakes: Any) -> None:
+    async with boosted(sqlite_url, fakes, gateway_credits_per_1k_tokens=1) as b:
+        b.planner.enqueue(Reply(text="GUIDANCE:\nCall read_file.", prompt_tokens=2000, completion_tokens=500))
+        b.executor.enqueue(
+            Reply(tool_calls=[("c", "read_file", {"path": "/a"})], prompt_tokens=300, completion_tokens=20)
+        )
+        before = await b.gw.services.credits.balance(user_id=b.gw.user_id)
+        await b.ask(stream=True)
+        row = (await b.gw.usage())[0]
+        after = await b.gw.services.credits.balance(user_id=b.gw.user_id)
+    assert before - after == row.credits == 3  # 2,820 tokens at 1 credit per 1,000, rounded up (the executor alone: 1)
