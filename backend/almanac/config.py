@@ -407,6 +407,11 @@ class Settings(BaseSettings):
         "turn's plan instead of asking the planner again, unless a tool failed or the executor is stuck or repeating "
         "itself. Kept per process.",
     )
+    boost_stream_summary: bool = Field(
+        True,
+        description="A planner's SUMMARY streams to the client as the planner writes it (gateway and chat); false: it "
+        "is sent in one piece once the planner's reply is complete.",
+    )
     default_strategy: Literal["direct", "boost", "collaborate"] = Field(
         "direct",
         description="How chat questions are answered unless the request or the user's own default says otherwise: "

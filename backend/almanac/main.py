@@ -324,6 +324,7 @@ def chat_strategies(settings: Settings) -> Strategies:
         planner=planner,
         planner_template=boost_template(settings),
         planner_timeout_s=settings.boost_timeout_s,
+        stream_summary=settings.boost_stream_summary,
     )
 
 
@@ -344,6 +345,7 @@ def gateway_config(settings: Settings) -> GatewayConfig:
             template=template or None,
             timeout_s=settings.boost_timeout_s,
             plan_reuse=settings.boost_plan_reuse,
+            stream_summary=settings.boost_stream_summary,
         )
     return GatewayConfig(
         default_upstream=settings.resolved_gateway_upstream,

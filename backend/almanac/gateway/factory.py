@@ -36,6 +36,7 @@ class BoostConfig:
     template: str | None = None
     timeout_s: float = 60.0
     plan_reuse: bool = True  # BOOST_PLAN_REUSE
+    stream_summary: bool = True  # BOOST_STREAM_SUMMARY
 
 
 @dataclass(frozen=True)
@@ -117,6 +118,7 @@ def build_gateway(
             timeout_s=config.boost.timeout_s,
             max_tokens=config.max_output_tokens,
             plans=PlanCache() if config.boost.plan_reuse else None,
+            stream_summary=config.boost.stream_summary,
         )
     recorder = UsageRecorder(database, credits=credits, credits_per_1k_tokens=config.credits_per_1k_tokens)
     return GatewayService(

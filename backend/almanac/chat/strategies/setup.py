@@ -59,6 +59,7 @@ def boost_for(service: ChatService, prompt: QueryPrompt, new_loop: Callable[[str
         system=service.system_prompt,
         conversation=ModelRequest(service.system_prompt, view.messages, tuple(specs)),
         new_loop=new_loop,
+        stream_summary=strategies.stream_summary,
     )
 
 
