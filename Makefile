@@ -23,6 +23,9 @@ install: $(VENV)/.installed
 	@# (without it the tool is off, and the startup log says why).
 	@if ! command -v bwrap >/dev/null 2>&1 && command -v apt-get >/dev/null 2>&1 && [ "$$(id -u)" = 0 ]; then \
 		(apt-get update -q && apt-get install -y -q bubblewrap) || echo "warning: could not install bubblewrap: code_execution will be off"; fi
+	@# Its system-call filter needs libseccomp (without it code_execution refuses to start by default).
+	@if ! ldconfig -p 2>/dev/null | grep -q 'libseccomp\.so\.2' && command -v apt-get >/dev/null 2>&1 && [ "$$(id -u)" = 0 ]; then \
+		(apt-get update -q && apt-get install -y -q libseccomp2) || echo "warning: could not install libseccomp2: code_execution will be off"; fi
 ifeq ($(HAVE_NPM),yes)
 	@$(MAKE) --no-print-directory $(UI_DEPS) || echo "warning: npm ci failed: the web UI cannot be built"
 endif
