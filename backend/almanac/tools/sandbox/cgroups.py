@@ -157,7 +157,8 @@ class RunGroup:
             if self.hierarchy.version == 2:
                 events = dict(line.split() for line in (folder / "memory.events").read_text().splitlines())
                 return int(events.get("max", 0)) > 0 or int(events.get("oom_kill", 0)) > 0
-            return int((folder / "memory.failcnt").read_text()) > 0
+            control = dict(line.split() for line in (folder / "memory.oom_control").read_text().splitlines())
+            return int(control.get("oom_kill", 0)) > 0 or int((folder / "memory.failcnt").read_text()) > 0
         except (OSError, ValueError):
             return False
 

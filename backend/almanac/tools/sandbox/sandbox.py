@@ -49,6 +49,8 @@ log = logging.getLogger(__name__)
 
 PROGRAM_FILES = {"python": "main.py", "javascript": "main.js", "bash": "main.sh"}
 _PROBE = "echo almanac-sandbox-ok; id -u; cat /proc/self/cgroup; echo almanac-net; cat /proc/net/dev"
+# bubblewrap's own environment (the program's is cleared and set by bubblewrap: see command.py).
+LAUNCH_ENV = {"PATH": SANDBOX_PATH, "LANG": "C.UTF-8"}
 # Memory a run's cgroup allows beyond its programs' and file systems' own: bubblewrap's init, prlimit.
 CGROUP_SLACK_MB = 32
 NODE_EXTRA_MB = 128
@@ -302,7 +304,7 @@ class Sandbox:
                 stdin=stdin,
                 timeout_s=limits.timeout_s,
                 output_bytes=limits.output_bytes,
-                env={"PATH": SANDBOX_PATH, "LANG": "C.UTF-8"},
+                env=dict(LAUNCH_ENV),
                 watcher=disk if watch else None,
                 info=info,
                 block=block,
