@@ -95,6 +95,23 @@ async def test_the_workspace_is_copied_in_and_the_programs_files_saved_back(
     assert workspaces.of("user-2").entries() == []  # another user's runs see none of it
 
 
+async def test_a_file_name_that_is_not_utf8_is_skipped_with_a_note_and_the_rest_saved(
+    sandbox: Sandbox, workspaces: Workspaces
+) -> None:
+    tool = CodeExecutionTool(sandbox, languages=("python",), workspaces=workspaces)
+    code = (
+        "import os\nos.makedirs(b'/workspace/d\\xe9j\\xe0', exist_ok=True)\n"
+        "open(b'/workspace/r\\xe9sum\\xe9.txt', 'wb').write(b'latin-1 name')\n"
+        "open(b'/workspace/d\\xe9j\\xe0/inner.txt', 'wb').write(b'under a latin-1 folder')\n"
+        "open('/workspace/ok.txt', 'w').write('fine')"
+    )
+    result = await tool.run({"language": "python", "code": code}, CONTEXT)
+    assert "[saved to the workspace: ok.txt]" in result.content
+    assert "names that are not UTF-8, or conflicts): d\\xe9j\\xe0/inner.txt, r\\xe9sum\\xe9.txt]" in result.content
+    assert [e.path for e in workspaces.of("user-1").entries()] == ["ok.txt"]
+    result.content.encode("utf-8")  # the note itself is text the model can be sent
+
+
 async def test_a_program_that_breaks_the_workspace_limits_saves_nothing(
     sandbox: Sandbox, workspaces: Workspaces
 ) -> None:
