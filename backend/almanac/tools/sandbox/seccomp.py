@@ -7,8 +7,9 @@ kernel interfaces a contained program has no use for (io_uring, userfaultfd, bpf
 keyrings, ptrace, modules, clocks, …). Refused calls fail with EPERM, as if the program lacked
 the privilege, so programs that probe for a feature fall back. `clone3` fails with ENOSYS (its flags
 sit in memory a filter cannot read; the C library then uses `clone`, whose namespace flags are
-refused), and `fallocate` with EOPNOTSUPP (the C library's `posix_fallocate` then writes the
-blocks, which the file-size limit and the size of the file system bound). Calls of another
+refused), and `fallocate` and `setxattr` with EOPNOTSUPP (the C library's `posix_fallocate` then
+writes the blocks, which the file-size limit and the size of the file system bound; extended
+attributes would be kernel memory beside that size). Calls of another
 architecture (32-bit or x32 ABI on a 64-bit host) kill the process.
 
 `bubblewrap --seccomp FD` loads the compiled filter right before it starts the program.
@@ -81,7 +82,6 @@ DENIED = (
     "mbind",
     "set_mempolicy",
     "set_mempolicy_home_node",
-    "personality",
     "vhangup",
     "acct",
     "quotactl",
@@ -109,6 +109,10 @@ DENIED = (
     "_sysctl",
     "nfsservctl",
 )
+# Calls that fail as on a file system without the feature: `fallocate` (the C library's
+# `posix_fallocate` then writes the blocks) and extended attributes (kernel memory beside a tmpfs's
+# size; programs that copy them ignore this error).
+NOT_SUPPORTED = ("fallocate", "setxattr", "lsetxattr", "fsetxattr")
 # clone(2) flags that make a namespace: refused, whatever else is asked.
 NAMESPACE_FLAGS = (0x00020000, 0x02000000, 0x04000000, 0x08000000, 0x10000000, 0x20000000, 0x40000000)
 # ioctl(2) requests that push input into a terminal (the sandbox also runs in a session of its own).
@@ -135,7 +139,8 @@ def compiled() -> bytes | str:
     for request in TTY_INJECTION:
         rules.add_rule(deny, "ioctl", seccomp.Arg(1, seccomp.MASKED_EQ, 0xFFFFFFFF, request))
     rules.add_rule(seccomp.ERRNO(errno.ENOSYS), "clone3")
-    rules.add_rule(seccomp.ERRNO(errno.EOPNOTSUPP), "fallocate")
+    for name in NOT_SUPPORTED:
+        rules.add_rule(seccomp.ERRNO(errno.EOPNOTSUPP), name)
     with tempfile.TemporaryFile() as file:
         rules.export_bpf(file)
         file.seek(0)
