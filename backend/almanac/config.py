@@ -120,7 +120,9 @@ class Settings(BaseSettings):
     context7_api_url: str = Field("https://context7.com/api", description="Context7 API base URL.")
     context7_timeout_s: float = Field(30.0, gt=0, description="Timeout of one Context7 request (seconds).")
     doc_cache_ttl_s: float = Field(86_400.0, ge=0, description="How long Context7 responses are cached (seconds).")
-    docs_paths: str = Field("./docs", description="Comma-separated folders of Markdown/rst/text docs to index.")
+    docs_paths: str = Field(
+        "", description="Comma-separated folders of Markdown/rst/text docs to index. Empty: <DATA_DIR>/docs."
+    )
     docs_include_packages: bool = Field(True, description="Index the docs of installed Python distributions.")
     docs_include_stdlib: bool = Field(True, description="Index the Python standard library's docstrings.")
     docs_auto_index: bool = Field(
@@ -536,8 +538,9 @@ class Settings(BaseSettings):
 
     @property
     def resolved_docs_paths(self) -> list[Path]:
-        """DOCS_PATHS as paths."""
-        return [Path(part.strip()) for part in self.docs_paths.split(",") if part.strip()]
+        """DOCS_PATHS as paths; empty means `<DATA_DIR>/docs` (not this checkout's own docs/ folder)."""
+        paths = [Path(part.strip()) for part in self.docs_paths.split(",") if part.strip()]
+        return paths or [self.data_dir / "docs"]
 
     @property
     def resolved_chat_provider(self) -> Literal["anthropic", "openai", "offline"]:
