@@ -41,6 +41,12 @@ class Hierarchy:
     def describe(self) -> str:
         return f"cgroup v{self.version} ({self.memory})"
 
+    def remove(self) -> None:
+        """Remove our folders (the kernel refuses while a run's group is still in them)."""
+        for folder in dict.fromkeys((self.memory, self.pids)):
+            with contextlib.suppress(OSError):
+                folder.rmdir()
+
 
 @dataclass(frozen=True)
 class Detected:

@@ -330,7 +330,9 @@ class Sandbox:
         return [*launcher, "--"]
 
     def close(self) -> None:
-        """Nothing is left on the host between runs; kept for the callers that end a sandbox."""
+        """Remove this sandbox's cgroup folders (runs leave nothing else on the host)."""
+        if self.features.cgroups is not None:
+            self.features.cgroups.remove()
 
 
 def _pipe_with(data: bytes) -> int:
