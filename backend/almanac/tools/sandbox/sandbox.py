@@ -27,8 +27,7 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from almanac.tools.sandbox import seccomp
-from almanac.tools.sandbox.cgroups import Hierarchy, RunGroup, detect
+from almanac.tools.sandbox.cgroups import RunGroup
 from almanac.tools.sandbox.command import (
     SANDBOX_PATH,
     SANDBOX_UID,
@@ -40,6 +39,7 @@ from almanac.tools.sandbox.command import (
     hidden_paths,
     host_layout,
 )
+from almanac.tools.sandbox.features import Features, describe, detect_features, unenforced
 from almanac.tools.sandbox.limits import MIB, Limits, prlimit_args
 from almanac.tools.sandbox.process import Outcome, run_tree
 from almanac.tools.sandbox.rundir import RunDir
@@ -71,17 +71,6 @@ class SandboxConfig:
     require_limits: bool = True
     cgroups: bool = True  # use a memory and pids cgroup per run where the host lets us make one
     cgroup: Path | None = None  # a delegated cgroup v2 folder to make them in (default: found)
-
-
-@dataclass(frozen=True)
-class Features:
-    """What this host's bubblewrap, libseccomp and cgroups offer."""
-
-    size: bool = False  # --size (a tmpfs the kernel bounds)
-    disable_userns: bool = False
-    seccomp: bytes | None = None  # the compiled filter
-    cgroups: Hierarchy | None = None
-    missing: tuple[str, ...] = ()  # what is not there, and why
 
 
 class Sandbox:
@@ -130,8 +119,9 @@ class Sandbox:
         if sh is None:
             return "no /bin/sh to probe the sandbox with"
         try:
-            self.features = await asyncio.to_thread(self._features, self._bwrap)
-            if self.config.require_limits and (problem := _unenforced(self.features)):
+            config = self.config
+            self.features = await asyncio.to_thread(detect_features, self._bwrap, config.cgroups, config.cgroup)
+            if config.require_limits and (problem := unenforced(self.features)):
                 return problem
             self._layout = await asyncio.to_thread(host_layout)
             problem = await self._probe_run(sh)
@@ -156,55 +146,9 @@ class Sandbox:
             problem = f"the sandbox's /tmp and /workspace do not have the size asked for ({capacity} bytes)"
         return problem
 
-    def _features(self, bwrap: str) -> Features:
-        """Ask bubblewrap which options it knows, compile the filter, find a cgroup hierarchy."""
-        import subprocess
-
-        usage = subprocess.run([bwrap, "--help"], capture_output=True, text=True, check=False, timeout=10).stdout
-        missing = []
-        size, disable_userns = "--size" in usage, "--disable-userns" in usage
-        if not size:
-            missing.append("disk: bubblewrap has no --size (0.8 or newer needed): /tmp and /workspace are not bounded")
-        if not disable_userns:
-            missing.append("bubblewrap has no --disable-userns (0.8 or newer): only the filter stops nested namespaces")
-        compiled = seccomp.compiled()
-        if isinstance(compiled, str):
-            missing.append(compiled)
-        hierarchy = None
-        if self.config.cgroups:
-            found = detect(self.config.cgroup)
-            hierarchy = found.hierarchy
-            if hierarchy is None:
-                missing.append(f"cgroups: {found.problem}")
-        else:
-            missing.append("cgroups: turned off")
-        filter_bytes = compiled if isinstance(compiled, bytes) else None
-        return Features(size, disable_userns, filter_bytes, hierarchy, tuple(missing))
-
     def protections(self) -> list[str]:
         """What bounds a run on this host (after a passed check), for the startup table."""
-        limits, features = self.limits, self.features
-        active = [
-            f"per process: {limits.memory_mb} MiB address space, {limits.cpu_s} s CPU, "
-            f"{limits.file_size_mb} MiB files, {limits.processes} processes",
-        ]
-        if features.size:
-            active.append(
-                f"/tmp and /workspace: tmpfs of {limits.disk_mb} MiB each (kernel-enforced), "
-                f"stopped past {limits.disk_mb} MiB or {limits.disk_files:,} files together"
-            )
-        else:
-            active.append(f"/tmp and /workspace: unbounded tmpfs, stopped past {limits.disk_mb} MiB (watched)")
-        if features.seccomp is not None:
-            active.append(f"system-call filter ({len(seccomp.DENIED)} calls refused, namespace flags of clone)")
-        if features.disable_userns:
-            active.append("no nested user namespaces")
-        if features.cgroups is not None:
-            active.append(
-                f"{features.cgroups.describe()}: {self._cgroup_bytes() // MIB} MiB (node "
-                f"{self._cgroup_bytes('javascript') // MIB} MiB) and {limits.processes} processes per run"
-            )
-        return active + [f"not active: {why}" for why in features.missing]
+        return describe(self.features, self.limits, self._cgroup_bytes(), self._cgroup_bytes("javascript"))
 
     def _fs_bytes(self) -> int:
         return self.limits.disk_mb * MIB
@@ -343,21 +287,6 @@ def _pipe_with(data: bytes) -> int:
     finally:
         os.close(write)
     return read
-
-
-def _unenforced(features: Features) -> str | None:
-    """Why the sandbox must not run when its limits are required, or None."""
-    if not features.size:
-        return (
-            "the disk limit cannot be enforced: this bubblewrap has no --size (0.8 or newer needed); "
-            "set CODE_EXECUTION_REQUIRE_LIMITS=false to run without it"
-        )
-    if features.seccomp is None:
-        return (
-            "the system-call filter cannot be loaded (libseccomp.so.2 is missing: apt-get install libseccomp2); "
-            "set CODE_EXECUTION_REQUIRE_LIMITS=false to run without it"
-        )
-    return None
 
 
 def _probe_problem(outcome: Outcome, *, cgroup: bool) -> str | None:
