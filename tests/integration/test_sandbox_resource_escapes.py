@@ -331,6 +331,7 @@ SYSCALLS = {  # x86_64 and arm64 numbers, and arguments that would work unfilter
     "setns": ((308, 268), "0, 0"),
     "mount": ((165, 40), 'b"none", b"/tmp", b"tmpfs", 0, None'),
     "memfd_secret": ((447, 447), "0"),
+    "mmap_hugetlb": ((9, 222), "None, 2 << 20, 3, 0x40022, -1, 0"),  # MAP_HUGETLB | MAP_ANONYMOUS | PRIVATE
 }
 
 

@@ -115,6 +115,7 @@ DENIED = (
 NOT_SUPPORTED = ("fallocate", "setxattr", "lsetxattr", "fsetxattr")
 # clone(2) flags that make a namespace: refused, whatever else is asked.
 NAMESPACE_FLAGS = (0x00020000, 0x02000000, 0x04000000, 0x08000000, 0x10000000, 0x20000000, 0x40000000)
+MAP_HUGETLB = 0x40000
 # ioctl(2) requests that push input into a terminal (the sandbox also runs in a session of its own).
 TTY_INJECTION = (0x5412, 0x541C)  # TIOCSTI, TIOCLINUX
 
@@ -136,6 +137,8 @@ def compiled() -> bytes | str:
             continue  # a call this architecture does not have (e.g. iopl on arm64)
     for flag in NAMESPACE_FLAGS:
         rules.add_rule(deny, "clone", seccomp.Arg(0, seccomp.MASKED_EQ, flag, flag))
+    # huge pages come from a pool the whole host shares, outside every other limit here
+    rules.add_rule(deny, "mmap", seccomp.Arg(3, seccomp.MASKED_EQ, MAP_HUGETLB, MAP_HUGETLB))
     for request in TTY_INJECTION:
         rules.add_rule(deny, "ioctl", seccomp.Arg(1, seccomp.MASKED_EQ, 0xFFFFFFFF, request))
     rules.add_rule(seccomp.ERRNO(errno.ENOSYS), "clone3")
