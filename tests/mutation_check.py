@@ -220,7 +220,7 @@ MUTATIONS: tuple[Mutation, ...] = (
     Mutation(
         "sandbox: /tmp and /workspace have no size (the disk limit is not the kernel's)",
         "tools/sandbox/command.py",
-        'argv += [*(["--size", str(fs_bytes)] if fs_bytes is not None else []), "--tmpfs", mount]',
+        'argv += [*(["--size", str(size)] if fs_bytes is not None else []), "--tmpfs", mount]',
         'argv += ["--tmpfs", mount]',
         (
             "tests/integration/test_sandbox_resource_escapes.py::test_fallocate_keep_size_cannot_reserve_more_than_the_disk_limit",

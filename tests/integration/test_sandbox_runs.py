@@ -158,6 +158,30 @@ async def test_writing_too_much_to_tmp_and_workspace_together_stops_the_program(
     assert result.data is not None and result.data["stopped"] == "disk" and result.data["timed_out"] is False
 
 
+async def test_a_workspace_larger_than_the_disk_limit_still_fits_and_the_limit_counts_new_writes(
+    tmp_path: Path,
+) -> None:
+    box = Sandbox(SandboxConfig(Limits(timeout_s=20, disk_mb=1)))
+    if await box.check() is not None:
+        pytest.skip("no sandbox here")
+    spaces = Workspaces(tmp_path / "big", WorkspaceLimits(max_file_bytes=2_000_000, max_total_bytes=5_000_000))
+    spaces.of("user-1").write("a.bin", b"a" * 1_500_000)
+    spaces.of("user-1").write("b.bin", b"b" * 1_500_000)
+    tool = CodeExecutionTool(box, languages=("python",), workspaces=spaces)
+    code = (
+        "import os\nprint(sorted((n, os.path.getsize('/workspace/' + n)) for n in os.listdir('/workspace')))\n"
+        "open('/workspace/c.bin', 'wb').write(b'c' * 500_000)\n"
+        "try:\n    open('/workspace/d.bin', 'wb').write(b'd' * 1_000_000)\n"
+        "except OSError as exc:\n    print('refused', exc.strerror)"
+    )
+    result = await tool.run({"language": "python", "code": code}, CONTEXT)
+    assert "[('a.bin', 1500000), ('b.bin', 1500000)]" in result.content
+    assert "refused No space left on device" in result.content  # 1 MiB of new files, not more
+    assert "[saved to the workspace: c.bin, d.bin]" in result.content  # d.bin as far as it got
+    written = [len(spaces.of("user-1").read(name, max_bytes=2_000_000)[0]) for name in ("c.bin", "d.bin")]
+    assert written[0] == 500_000 and written[0] + written[1] <= 1024 * 1024
+
+
 async def test_a_language_without_an_interpreter_is_reported_and_free(sandbox: Sandbox) -> None:
     sandbox.interpreters.pop("javascript", None)
     tool = CodeExecutionTool(sandbox, languages=("python", "javascript"))

@@ -105,16 +105,17 @@ def bwrap_argv(
     prlimit: str,
     limits: Sequence[str],
     fs_bytes: int | None,
+    workspace_bytes: int | None = None,
     info_fd: int | None = None,
     block_fd: int | None = None,
     seccomp_fd: int | None = None,
     disable_userns: bool = True,
 ) -> list[str]:
     """The full command line: bubblewrap, then `prlimit` setting the limits, then `command`.
-    `fs_bytes` is the size of /tmp and of /workspace (None: tmpfs without a size, only when the
-    operator allowed it). With `info_fd`, bubblewrap writes the sandbox's init PID there (JSON);
-    with `block_fd`, it waits, set up, until a byte arrives there; `seccomp_fd` is the compiled
-    system-call filter."""
+    `fs_bytes` is the size of /tmp, and of /workspace unless `workspace_bytes` is given (room for
+    the files copied in as well); None: tmpfs without a size, only when the operator allowed it.
+    With `info_fd`, bubblewrap writes the sandbox's init PID there (JSON); with `block_fd`, it
+    waits, set up, until a byte arrives there; `seccomp_fd` is the compiled system-call filter."""
     argv = [bwrap, "--unshare-all", "--unshare-user", "--die-with-parent", "--new-session"]
     argv += ["--cap-drop", "ALL", "--clearenv"]
     if disable_userns:
@@ -132,8 +133,9 @@ def bwrap_argv(
     for path in layout.etc:
         argv += ["--ro-bind", path, path]
     argv += ["--proc", "/proc", "--dev", "/dev"]
-    for mount in ("/tmp", "/workspace"):
-        argv += [*(["--size", str(fs_bytes)] if fs_bytes is not None else []), "--tmpfs", mount]
+    sizes = {"/tmp": fs_bytes, "/workspace": workspace_bytes or fs_bytes}
+    for mount, size in sizes.items():
+        argv += [*(["--size", str(size)] if fs_bytes is not None else []), "--tmpfs", mount]
     argv += ["--perms", "0444", "--ro-bind-data", str(paths.program_fd), f"/code/{paths.program}"]
     for folder in paths.hidden_dirs:
         argv += ["--tmpfs", str(folder), "--remount-ro", str(folder)]

@@ -43,7 +43,7 @@ from almanac.tools.sandbox.features import Features, describe, detect_features, 
 from almanac.tools.sandbox.limits import MIB, Limits, prlimit_args
 from almanac.tools.sandbox.process import Outcome, run_tree
 from almanac.tools.sandbox.rundir import RunDir
-from almanac.tools.sandbox.runfs import NotReady, attach, write_files
+from almanac.tools.sandbox.runfs import FsUsage, NotReady, attach, write_files
 
 log = logging.getLogger(__name__)
 
@@ -54,6 +54,7 @@ LAUNCH_ENV = {"PATH": SANDBOX_PATH, "LANG": "C.UTF-8"}
 # Memory a run's cgroup allows beyond its programs' and file systems' own: bubblewrap's init, prlimit.
 CGROUP_SLACK_MB = 32
 NODE_EXTRA_MB = 128
+PAGE = os.sysconf("SC_PAGE_SIZE")
 
 
 class SandboxUnavailable(Exception):
@@ -220,18 +221,23 @@ class Sandbox:
             prlimit=self._prlimit,
             limits=prlimit_args(self.limits, language=language),
             fs_bytes=self._fs_bytes() if self.features.size else None,
+            workspace_bytes=self._fs_bytes() + _room_for(workspace or {}),
             info_fd=info[1],
             block_fd=block[0],
             seccomp_fd=filter_fd,
             disable_userns=self.features.disable_userns,
         )
 
+        seeded = FsUsage(0, 0, 0)  # what the copied-in workspace takes: the run's own use comes on top
+
         def prepare(pid: int) -> None:
+            nonlocal seeded
             if group is not None:
                 group.add(pid)
             run.files = attach(pid)
             if workspace:
                 write_files(run.files.workspace, workspace, owner)
+            seeded = run.files.usage()
 
         async def on_start(pid: int) -> None:
             await asyncio.to_thread(prepare, pid)
@@ -240,7 +246,8 @@ class Sandbox:
             if run.files is None:
                 return None
             used = await asyncio.to_thread(run.files.usage)
-            return "disk" if used.bytes > limits.disk_mb * MIB or used.inodes > limits.disk_files else None
+            written, made = used.bytes - seeded.bytes, used.inodes - seeded.inodes
+            return "disk" if written > limits.disk_mb * MIB or made > limits.disk_files else None
 
         try:
             outcome = await run_tree(
@@ -277,6 +284,11 @@ class Sandbox:
         """Remove this sandbox's cgroup folders (runs leave nothing else on the host)."""
         if self.features.cgroups is not None:
             self.features.cgroups.remove()
+
+
+def _room_for(files: dict[str, bytes]) -> int:
+    """What `files` take on a tmpfs: whole pages (folders take none)."""
+    return sum(-(-len(data) // PAGE) for data in files.values()) * PAGE
 
 
 def _pipe_with(data: bytes) -> int:
