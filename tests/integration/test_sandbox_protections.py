@@ -70,9 +70,9 @@ async def test_the_startup_table_lists_the_protections_in_force() -> None:
     lines = [value for name, value in rows if name == "sandbox limits"]
     assert rows[0][0] == "code sandbox" and rows[0][1].startswith("bubblewrap: ")
     assert (
-        "/tmp and /workspace: tmpfs of 30 MiB each, /workspace plus its copied-in files (kernel-enforced), stopped past 30 MiB or 2,000 files together"
-        in lines
-    )
+        "/tmp and /workspace: tmpfs of 30 MiB each, /workspace plus its copied-in files (kernel-enforced), "
+        "stopped past 30 MiB or 2,000 files together"
+    ) in lines
     assert any(line.startswith("system-call filter (") for line in lines)
     assert "no nested user namespaces" in lines
     cgroup = [line for line in lines if line.startswith("cgroup v")]

@@ -70,7 +70,8 @@ def describe(features: Features, limits: Limits, cgroup_bytes: int, node_cgroup_
     ]
     if features.size:
         active.append(
-            f"/tmp and /workspace: tmpfs of {limits.disk_mb} MiB each, /workspace plus its copied-in files (kernel-enforced), "
+            f"/tmp and /workspace: tmpfs of {limits.disk_mb} MiB each, /workspace plus its copied-in files "
+            "(kernel-enforced), "
             f"stopped past {limits.disk_mb} MiB or {limits.disk_files:,} files together"
         )
     else:
