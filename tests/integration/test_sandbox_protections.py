@@ -103,3 +103,23 @@ async def test_the_operator_may_run_without_it_and_the_table_says_so(old_bwrap: 
     result = await tools.tools[0].run({"language": "bash", "code": "df -k /tmp | tail -1; echo ran"}, CONTEXT)
     assert "ran" in result.content and not result.is_error
     tools.close()
+
+
+async def test_a_cgroup_folder_that_does_not_hold_the_run_is_noticed_and_not_used(tmp_path: Path) -> None:
+    """CODE_EXECUTION_CGROUP naming an ordinary folder: the probe finds its process outside the
+    group, so the sandbox runs without a cgroup and the startup table says why."""
+    fake = tmp_path / "not-a-cgroup"
+    fake.mkdir()
+    (fake / "cgroup.subtree_control").write_text("memory pids")
+    sandbox = Sandbox(SandboxConfig(LIMITS, cgroup=fake))
+    tools, registry = await started(sandbox)
+    if "code_execution" not in registry:
+        if REQUIRE:
+            pytest.fail(f"the sandbox is required but {tools.off()}")
+        pytest.skip(f"no sandbox here: {tools.off()}")
+    lines = tools.describe_protections()
+    assert not any(line.startswith("cgroup v") for line in lines)
+    assert any(
+        line.startswith("not active: cgroups: cgroup v2") and "did not run in its cgroup" in line for line in lines
+    )
+    tools.close()

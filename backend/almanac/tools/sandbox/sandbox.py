@@ -140,7 +140,10 @@ class Sandbox:
 
     async def _probe_run(self, sh: str) -> str | None:
         async with self.run_dir("bash", "") as run:
-            outcome = await self._execute(run, [sh, "-c", _PROBE], language="bash", stdin=b"", watch=False)
+            try:
+                outcome = await self._execute(run, [sh, "-c", _PROBE], language="bash", stdin=b"", watch=False)
+            except (SandboxUnavailable, OSError) as exc:
+                return str(exc)
             capacity = run.files.usage().capacity if run.files is not None else 0
         problem = _probe_problem(outcome, cgroup=self.features.cgroups is not None)
         if problem is None and self.features.size and capacity != 2 * self._fs_bytes():
