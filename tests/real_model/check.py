@@ -187,7 +187,10 @@ class Check:
     async def chat_stream(self) -> str:
         response = await self.http.post(
             "/api/chat",
-            json={"message": "Write three sentences about Python dictionaries.", "conversation_id": self.conversation},
+            json={
+                "message": "Explain in detail, in at least 150 words, how Python dictionaries work.",
+                "conversation_id": self.conversation,
+            },
             headers={"Accept": "text/event-stream"},
         )
         check(response.status_code == 200, f"SSE chat: {response.status_code} {response.text[:300]}")
@@ -207,7 +210,7 @@ class Check:
         while True:
             response = await self.http.get(f"/api/conversations/{self.conversation}")
             check(response.status_code == 200, f"GET conversation: {response.status_code}")
-            items = {item["item_id"]: item for item in response.json()["items"]}
+            items = {item["id"]: item for item in response.json()["summarised"]}
             sums = [item for item_id, item in items.items() if item_id.endswith("-r-sum")]
             check(len(sums) == 2, f"expected two answer summaries, found {sorted(items)}")
             pending = [item for item in sums if item.get("status") == "pending"]
@@ -216,8 +219,8 @@ class Check:
             check(time.monotonic() < deadline, "summaries still pending after 120 s")
             await asyncio.sleep(1)
         for item in sums:
-            check(item["content"].strip(), f"empty summary {item['item_id']}")
-        return ", ".join(f"{item['item_id']}: {item.get('status')} ({len(item['content'])} chars)" for item in sums)
+            check(item["content"].strip(), f"empty summary {item['id']}")
+        return ", ".join(f"{item['id']}: {item['status']} ({len(item['content'])} chars)" for item in sums)
 
     async def discussion(self) -> str:
         models = (await self.http.get("/api/models")).json()["data"]
