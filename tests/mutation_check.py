@@ -113,8 +113,8 @@ MUTATIONS: tuple[Mutation, ...] = (
     Mutation(
         "leases: the lease is not renewed while the run lives",
         "chat/run.py",
-        "            held = await service.extend_lease(",
-        "            held = True or await service.extend_lease(",
+        "            held = await context.leases.extend(",
+        "            held = True or await context.leases.extend(",
         ("tests/unit/chat/test_run_lifecycle.py", "-k", "renewed"),
     ),
     Mutation(

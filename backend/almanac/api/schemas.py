@@ -372,6 +372,14 @@ class UsageModelPublic(BaseModel):
     calls: int
     input_tokens: int
     output_tokens: int
+    estimated_calls: int = Field(
+        0,
+        description="Of `calls`, those whose server reported no usage: their tokens were counted by Almanac "
+        "(a conservative estimate) and are included in the totals.",
+    )
+    estimated: bool = Field(
+        False, description="True when any of the tokens shown are estimates (`estimated_calls` > 0)."
+    )
 
 
 class UsageQueryPublic(BaseModel):

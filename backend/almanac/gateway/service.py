@@ -7,7 +7,8 @@ otherwise the upstream answers directly. A streaming request's first event is aw
 response starts, so a failure before any output is a proper HTTP error; later failures end the
 stream with an `error` event. Every request is recorded (`usage.UsageRecorder`, off the request
 path): user, key, models, tokens in/out (the planner's apart), latency, time to first token,
-status.
+status. An upstream that reports no usage gets its tokens estimated (`estimate.py`), and the row
+says so.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from almanac.gateway.accumulate import UsageTally, accumulate
 from almanac.gateway.auth import KeyCache, api_key_from
 from almanac.gateway.boost import BoostRun, BoostSettings
 from almanac.gateway.errors import GatewayError
+from almanac.gateway.estimate import content_pieces, fill_tally
 from almanac.gateway.http import HttpPool, sse_event, sse_events
 from almanac.gateway.tiers import TIERS, Route, TierMap, Upstream
 from almanac.gateway.upstreams import Upstream as UpstreamClient
@@ -192,6 +194,8 @@ class GatewayService:
         usage = message.get("usage") or {}
         call.tally.input_tokens = int(usage.get("input_tokens") or 0) + int(usage.get("cache_read_input_tokens") or 0)
         call.tally.output_tokens = int(usage.get("output_tokens") or 0)
+        if not call.tally.output_tokens:  # kept for an estimate: the upstream reported no output
+            call.tally.produced = content_pieces(message.get("content") or [])
 
     async def _relay(
         self, call: _Call, first: list[Event], batches: AsyncIterator[list[Event]], slot: StreamSlot | None = None
@@ -224,6 +228,11 @@ class GatewayService:
     def _record(self, call: _Call, status: int, error_type: str | None) -> None:
         boost = call.boost
         tally = boost.executor if boost is not None else call.tally
+        estimated = call.request.usage.estimated
+        # An answer (or part of one) is never free for want of usage; a boost whose executor never
+        # ran (the planner answered) has nothing to estimate for it.
+        if (status == 200 and boost is None) or tally.produced:
+            estimated = fill_tally(tally, call.request.body) or estimated
         self.recorder.record(
             GatewayUsageRecord(
                 user_id=call.identity.user.id,
@@ -242,6 +251,8 @@ class GatewayService:
                 planner_model=boost.settings.planner.name if boost else None,
                 planner_input_tokens=boost.planner.usage.input_tokens if boost else 0,
                 planner_output_tokens=boost.planner.usage.output_tokens if boost else 0,
+                usage_estimated=estimated,
+                planner_usage_estimated=boost.planner.usage.estimated if boost else False,
                 boost_loops=boost.report.loops if boost else 0,
                 boost_outcome=boost.report.outcome if boost else None,
             )

@@ -14,6 +14,7 @@ from typing import Any
 
 import orjson
 
+from almanac.gateway.accumulate import UsageNote
 from almanac.gateway.errors import GatewayError
 
 
@@ -24,6 +25,8 @@ class MessagesRequest:
     stream: bool
     max_tokens: int
     headers: Mapping[str, str] = field(default_factory=dict)  # the caller's anthropic-version / -beta
+    # Set by the upstream that answers when the usage it reports is an estimate (copies share it).
+    usage: UsageNote = field(default_factory=UsageNote, compare=False, repr=False)
 
     @property
     def tools(self) -> list[dict[str, Any]]:

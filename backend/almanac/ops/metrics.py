@@ -6,6 +6,8 @@ What is counted (all per process; see README "Operations" for scraping several p
     almanac_http_request_duration_seconds{method, route}      to the end of the response (a stream's whole life)
     almanac_model_calls_total{source, provider, model, outcome}     source: chat | gateway; outcome: ok | error …
     almanac_model_tokens_total{source, provider, model, direction}  direction: input | output
+    almanac_model_tokens_estimated_total{source, provider, model, direction}   the part of the above
+                                                              that was estimated (the server reported no usage)
     almanac_tool_calls_total{tool, status}                    status as in `tool_result` events
     almanac_tool_errors_total{tool}
     almanac_credits_debited_total{source}, almanac_credits_refunded_total{source}   source: chat | gateway
@@ -96,6 +98,12 @@ class Metrics:
         self.model_tokens = Counter(
             "almanac_model_tokens", "Model tokens", ["source", "provider", "model", "direction"], registry=registry
         )
+        self.model_tokens_estimated = Counter(
+            "almanac_model_tokens_estimated",
+            "Model tokens counted by Almanac because the server reported none (included in almanac_model_tokens)",
+            ["source", "provider", "model", "direction"],
+            registry=registry,
+        )
         self.tool_calls = Counter("almanac_tool_calls", "Tool calls", ["tool", "status"], registry=registry)
         self.tool_errors = Counter("almanac_tool_errors", "Tool calls ending in an error", ["tool"], registry=registry)
         self.credits_debited = Counter("almanac_credits_debited", "Credits debited", ["source"], registry=registry)
@@ -127,15 +135,24 @@ class Metrics:
         self.latency.labels(method, route).observe(seconds)
 
     def model_call(
-        self, *, source: str, provider: str, model: str, outcome: str, input_tokens: int, output_tokens: int
+        self,
+        *,
+        source: str,
+        provider: str,
+        model: str,
+        outcome: str,
+        input_tokens: int,
+        output_tokens: int,
+        estimated: bool = False,
     ) -> None:
-        """One model call and the tokens it used."""
+        """One model call and the tokens it used (`estimated`: counted here, the server reported none)."""
         model = self._models(model)
         self.model_calls.labels(source, provider, model, outcome).inc()
-        if input_tokens:
-            self.model_tokens.labels(source, provider, model, "input").inc(input_tokens)
-        if output_tokens:
-            self.model_tokens.labels(source, provider, model, "output").inc(output_tokens)
+        for direction, count in (("input", input_tokens), ("output", output_tokens)):
+            if count:
+                self.model_tokens.labels(source, provider, model, direction).inc(count)
+                if estimated:
+                    self.model_tokens_estimated.labels(source, provider, model, direction).inc(count)
 
     def tool_call(self, *, tool: str, status: str, is_error: bool) -> None:
         """One tool call's end."""

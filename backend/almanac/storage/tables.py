@@ -263,6 +263,9 @@ class GatewayUsage(Base):
     planner_model: Mapped[str | None] = mapped_column(String(200), default=None)
     planner_input_tokens: Mapped[int] = mapped_column(Integer, default=0)
     planner_output_tokens: Mapped[int] = mapped_column(Integer, default=0)
+    # The upstream's (or the planner's) tokens were estimated: the server reported none.
+    usage_estimated: Mapped[bool] = mapped_column(Boolean, default=False)
+    planner_usage_estimated: Mapped[bool] = mapped_column(Boolean, default=False)
     boost_loops: Mapped[int] = mapped_column(Integer, default=0)
     boost_outcome: Mapped[str | None] = mapped_column(String(20), default=None)
     credits: Mapped[int] = mapped_column(Integer, default=0)
@@ -359,6 +362,8 @@ class ModelUsage(Base):
     calls: Mapped[int] = mapped_column(Integer, default=1)
     input_tokens: Mapped[int] = mapped_column(Integer, default=0)
     output_tokens: Mapped[int] = mapped_column(Integer, default=0)
+    # Calls whose tokens were estimated here because the server reported none (llm/usage.py).
+    estimated_calls: Mapped[int] = mapped_column(Integer, default=0)
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
 
 

@@ -116,6 +116,7 @@ class Helper:
         self.max_tokens = max_tokens
         self.usage = Usage()
         self.calls = 0
+        self.estimated_calls = 0  # calls whose tokens the server did not report
 
     async def ask(self, attempt: StuckAttempt) -> HelperReply:
         """One helper call; raises `HelperFailed` on an error, a timeout or an empty reply."""
@@ -131,6 +132,7 @@ class Helper:
         except ModelError as exc:
             raise HelperFailed(f"the helper failed: {exc}") from None
         self.usage = self.usage + response.usage
+        self.estimated_calls += response.usage.estimated
         if not response.text.strip():
             raise HelperFailed("the helper's reply was empty")
         return HelperReply(response.text, distill(response.text), response.usage)

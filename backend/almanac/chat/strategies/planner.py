@@ -183,6 +183,7 @@ class Planner:
         self.max_tokens = max_tokens
         self.usage = Usage()
         self.calls = 0
+        self.estimated_calls = 0  # calls whose tokens the server did not report
 
     async def ask(self, view: PlannerView, *, loop: int, max_loops: int, attempts: Sequence[Attempt]) -> PlannerReply:
         """One planner call; raises `PlannerFailed` on an error or timeout."""
@@ -197,4 +198,5 @@ class Planner:
         except ModelError as exc:
             raise PlannerFailed(f"the planner failed: {exc}") from None
         self.usage = self.usage + response.usage
+        self.estimated_calls += response.usage.estimated
         return PlannerReply(response.text, parse_sections(response.text), response.usage)
