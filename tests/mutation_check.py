@@ -126,10 +126,10 @@ MUTATIONS: tuple[Mutation, ...] = (
     ),
     Mutation(
         "data boundary: tool output can close the data element",
-        "tools/marking.py",
+        "text/marking.py",
         'return _MARKER.sub(lambda match: f"<\\\\{match.group(1)}{match.group(2)}", content)',
         "return content",
-        ("tests/unit/tools/test_marking.py", "tests/unit/memory/test_context.py"),
+        ("tests/unit/text/test_marking.py", "tests/unit/memory/test_context.py"),
     ),
     Mutation(
         "cookie: the session cookie loses Secure over HTTPS",

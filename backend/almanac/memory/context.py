@@ -16,7 +16,7 @@ The system prompt, the tools and the current message are never cut: if they alon
 `ContextOverflow` says by how much, and nothing is sent.
 
 Everything that did not come from the user — tool results, summaries, earlier answers — is wrapped
-as data (`tools/marking.py`).
+as data (`text/marking.py`).
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ from almanac.llm.tokens import TokenCounter
 from almanac.memory.history import SUMMARISED_KINDS, describe_tool_call, id_prefix
 from almanac.memory.ids import ItemKind, full_id_of, query_id
 from almanac.storage.records import ItemRecord
-from almanac.tools.marking import as_data
+from almanac.text.marking import as_data
 
 POINTER_TOKENS = 40  # what a result cut down to its pointer still takes
 NOTE_TOKENS = 80  # reserved for the line naming what was left out
