@@ -60,3 +60,18 @@ async def test_surrogates_and_nul_from_a_model_and_a_tool_are_stored_and_the_con
         second = await http.post("/api/chat", json={"message": "and then?", "conversation_id": conversation})
         assert second.status_code == 200, second.text
         assert second.json()["response"] == "the second answer"
+
+
+async def test_over_long_tool_names_and_call_ids_from_a_model_are_stored_cut_to_their_columns(
+    database_url: str, build: Any
+) -> None:
+    """Column lengths are a database's business (PostgreSQL enforces them, SQLite does not): a model
+    that names a tool or a call with hundreds of characters still gets its items stored."""
+    model = ScriptedModel([calls(call("x" * 300, {"a": 1}, call_id="toolu_" + "9" * 300)), reply("done")])
+    services, settings = build(database_url, model=model)
+    user = await make_user(services)
+    async with api_client(services, settings, user.api_key) as http:
+        body = (await http.post("/api/chat", json={"message": "go"})).json()
+        stored = await http.get(f"/api/conversations/{body['conversation_id']}/items/q1-t1")
+        assert stored.status_code == 200, stored.text
+        assert stored.json()["tool_name"] == "x" * 128

@@ -54,20 +54,26 @@ class UTCDateTime(TypeDecorator[datetime]):
 
 class CleanString(TypeDecorator[str]):
     """A string column that stores any Python text: NUL and lone surrogates become U+FFFD on the way
-    in (`text.clean`), so no writer — model output, tool output, a client's names — can make a write
-    fail on PostgreSQL or store what a later read cannot encode."""
+    in (`text.clean`), and a value longer than the column is cut to its length (PostgreSQL refuses
+    it, SQLite would keep it), so no writer — model output, tool output, a client's names — can make
+    a write fail, lose the rows written with it, or store what a later read cannot encode. Values
+    that reach these columns from outside are validated long before; this is the floor under them."""
 
     impl = String
     cache_ok = True
 
     def process_bind_param(self, value: str | None, dialect: Dialect) -> str | None:
-        return clean_text(value) if isinstance(value, str) else value
+        if not isinstance(value, str):
+            return value
+        length = getattr(self.impl, "length", None)
+        return clean_text(value[:length] if length and len(value) > length else value)
 
 
 class CleanText(CleanString):
     """`CleanString` of unbounded length (TEXT)."""
 
     impl = Text
+    cache_ok = True
 
 
 class CleanJSON(TypeDecorator[Any]):
