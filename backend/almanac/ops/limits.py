@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import math
 import time
 import uuid
 import weakref
@@ -50,6 +51,12 @@ class LimitConfig:
 
     def requests_per_window(self, plan: str) -> int:
         return self.per_minute.get(plan, self.per_minute.get(self.default_plan, 0))
+
+
+def retry_after_s(wait_s: float) -> int:
+    """Whole seconds a client is told to wait (`Retry-After`): rounded up, at least 1 — a 35.4 s wait
+    says 36, since a client that comes back after 35 s is refused again."""
+    return max(1, math.ceil(wait_s))
 
 
 class RateLimited(Exception):
@@ -118,7 +125,7 @@ class Limiter:
             return
         if wait_s > 0:
             self._refused("requests")
-            raise RateLimited("requests", allowed, max(1, int(-(-wait_s // 1))))
+            raise RateLimited("requests", allowed, retry_after_s(wait_s))
 
     async def open_stream(self, *, user_id: str, kind: StreamKind) -> StreamSlot:
         """Hold one of the user's stream slots; `RateLimited` if they all are held."""
