@@ -368,6 +368,13 @@ class Settings(BaseSettings):
     gateway_key_cache_s: float = Field(
         5.0, ge=0, description="How long the gateway trusts an API key lookup (a revoked key works this long)."
     )
+    gateway_max_body_mb: float = Field(
+        16.0,
+        gt=0,
+        le=256,
+        description="Largest /v1/messages (and count_tokens) request body, in MB (10^6 bytes); larger gets 413 "
+        "before it is read. Read only after the API key is accepted.",
+    )
     boost_base_url: str | None = Field(None, description="OpenAI-compatible base URL of the boost (planner) model.")
     boost_api_key: SecretStr | None = Field(None, description="Key for BOOST_BASE_URL (local servers need none).")
     boost_model: str = Field("gpt-4o", description="The boost (planner) model.")

@@ -111,15 +111,16 @@ class Limiter:
         self._store_down_until = time.monotonic() + STORE_BACKOFF_S
         log.warning("limit store failed (%s); admitting without limits for %g s", what, STORE_BACKOFF_S, exc_info=True)
 
-    async def check_rate(self, *, user_id: str, plan: str) -> None:
-        """Count one request of the user's; `RateLimited` if their plan's budget is spent."""
+    async def check_rate(self, *, user_id: str, plan: str, budget: str = "") -> None:
+        """Count one request of the user's; `RateLimited` if their plan's budget is spent. `budget`
+        names a budget of its own, with the same allowance (e.g. token counting, which should not eat
+        into the budget of the requests that do the work)."""
         allowed = self.config.requests_per_window(plan)
         if allowed <= 0 or not self._store_usable():
             return
+        key = f"rate:{user_id}:{budget}" if budget else f"rate:{user_id}"
         try:
-            wait_s = await self.store.hit(
-                f"rate:{user_id}", uuid.uuid4().hex, limit=allowed, window_s=self.config.window_s
-            )
+            wait_s = await self.store.hit(key, uuid.uuid4().hex, limit=allowed, window_s=self.config.window_s)
         except Exception:  # boundary: an unreachable store admits (and says so) rather than failing requests
             self._store_failed("rate limit")
             return
