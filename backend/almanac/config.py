@@ -254,6 +254,13 @@ class Settings(BaseSettings):
     )
     sql_tool_max_rows: int = Field(200, ge=1, le=10_000, description="Most rows `sql_query` returns.")
     sql_tool_timeout_s: float = Field(10.0, gt=0, le=300, description="Time limit of one `sql_query` statement.")
+    sql_tool_max_result_mb: float = Field(
+        4.0,
+        gt=0,
+        le=256,
+        description="Most one `sql_query` may return, in MB (10^6 bytes); on SQLite one value may be at most a "
+        "quarter of it. Larger results are refused (the model is told to select less).",
+    )
     web_search_api_key: SecretStr | None = Field(
         None, description="Brave Search API key (`X-Subscription-Token`). Empty: `web_search` is off."
     )
