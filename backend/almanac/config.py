@@ -242,6 +242,22 @@ class Settings(BaseSettings):
         description="Host uid the sandbox runs as when Almanac itself runs as root (the kernel ignores process "
         "limits for root). Unused otherwise: the sandbox then runs as Almanac's own user.",
     )
+    code_execution_require_limits: bool = Field(
+        True,
+        description="Offer `code_execution` only where the kernel enforces the sandbox's disk limit (bubblewrap 0.8+ "
+        "with --size) and its system-call filter loads (libseccomp). false: run with whatever of those the host has "
+        "(the startup table lists the protections that are active).",
+    )
+    code_execution_cgroups: bool = Field(
+        True,
+        description="Give each sandboxed run its own memory and pids cgroup (all its processes and its /tmp and "
+        "/workspace together) where the host lets Almanac make one: cgroup v2 delegated, or v1 writable (as root).",
+    )
+    code_execution_cgroup: Path | None = Field(
+        None,
+        description="A delegated cgroup v2 folder (its cgroup.subtree_control enables memory and pids, writable by "
+        "Almanac) to make the per-run cgroups in. Empty: found from Almanac's own cgroup.",
+    )
     workspace_enabled: bool = Field(
         True, description="Offer the workspace file tools (`read_file`, `write_file`, `list_files`)."
     )

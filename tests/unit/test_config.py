@@ -1,4 +1,4 @@
-"""Settings: defaults, validation naming the variable, provider choice, and the settings page (docs/configuration.md)."""
+"""Settings: defaults, validation naming the variable, provider choice, and docs/configuration.md."""
 
 import os
 import re
@@ -76,8 +76,14 @@ def test_secrets_are_never_echoed() -> None:
     assert "not" not in str(error.value).split("ANTHROPIC_API_KEY", 1)[1]
 
 
+def _documented_settings() -> dict[str, str]:
+    """The settings table of docs/configuration.md: variable → its default as written."""
+    rows = re.finditer(r"^\| `([A-Z0-9_]+)` \| ([^|]*) \|", SETTINGS_PAGE.read_text(), re.M)
+    return {m.group(1): m.group(2) for m in rows}
+
+
 def test_the_settings_page_documents_every_variable() -> None:
-    table = {m.group(1): m.group(2) for m in re.finditer(r"^\| `([A-Z0-9_]+)` \| ([^|]*) \|", SETTINGS_PAGE.read_text(), re.M)}
+    table = _documented_settings()
     missing = [name.upper() for name in Settings.model_fields if name.upper() not in table]
     assert missing == []
 
@@ -102,7 +108,7 @@ def _as_written(default: object) -> object:
 
 
 def test_the_settings_page_defaults_are_the_settings_defaults() -> None:
-    table = {m.group(1): m.group(2) for m in re.finditer(r"^\| `([A-Z0-9_]+)` \| ([^|]*) \|", SETTINGS_PAGE.read_text(), re.M)}
+    table = _documented_settings()
     wrong = []
     for name, field in Settings.model_fields.items():
         written, actual = _documented_default(table.get(name.upper(), "")), _as_written(field.default)
@@ -114,7 +120,7 @@ def test_the_settings_page_defaults_are_the_settings_defaults() -> None:
         if isinstance(actual, str) and isinstance(written, str):
             written, actual = written.removeprefix("./"), actual.removeprefix("./")
         if written != actual:
-            wrong.append(f"{name.upper()}: docs/configuration.md says {table.get(name.upper())!r}, Settings has {field.default!r}")
+            wrong.append(f"{name.upper()}: the page says {table.get(name.upper())!r}, Settings has {field.default!r}")
     assert wrong == []
 
 

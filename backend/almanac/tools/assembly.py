@@ -65,7 +65,16 @@ class BuiltinTools:
         if not code.enabled:
             self._off.append(f"code_execution ({self._why('CODE_EXECUTION_ENABLED=false')})")
             return
-        self.sandbox = Sandbox(SandboxConfig(code.limits, code.host_uid, protected=protected))
+        self.sandbox = Sandbox(
+            SandboxConfig(
+                code.limits,
+                code.host_uid,
+                protected=protected,
+                require_limits=code.require_limits,
+                cgroups=code.cgroups,
+                cgroup=code.cgroup,
+            )
+        )
         if not self.sandbox.installed:
             self._off.append("code_execution (bubblewrap is not installed: apt-get install bubblewrap)")
             self.sandbox = None
@@ -103,6 +112,12 @@ class BuiltinTools:
             f"bubblewrap: {', '.join(languages) or 'no interpreters'}; {limits.timeout_s:g} s, "
             f"{limits.memory_mb} MiB, {limits.processes} processes{user}"
         )
+
+    def describe_protections(self) -> list[str]:
+        """What bounds a sandboxed run on this host (empty when the sandbox is off)."""
+        if self.sandbox is None or self.sandbox.problem is not None or self.sandbox.installed is False:
+            return []
+        return self.sandbox.protections()
 
     def describe_sql(self) -> str | None:
         """The SQL tool's database, its password masked (None when off)."""

@@ -49,6 +49,9 @@ class CodeExecutionConfig:
     limits: Limits = field(default_factory=Limits)
     languages: tuple[str, ...] = LANGUAGES
     host_uid: int = 65534
+    require_limits: bool = True  # refuse to run without a kernel-enforced disk limit and the filter
+    cgroups: bool = True  # a memory and pids cgroup per run where the host allows
+    cgroup: Path | None = None  # a delegated cgroup v2 folder for them (default: found)
 
 
 @dataclass(frozen=True)
@@ -139,6 +142,9 @@ def from_settings(settings: Settings) -> ToolsConfig:
             enabled=settings.code_execution_enabled,
             limits=Limits(timeout_s=settings.code_execution_timeout_s, memory_mb=settings.code_execution_memory_mb),
             host_uid=settings.code_execution_host_uid,
+            require_limits=settings.code_execution_require_limits,
+            cgroups=settings.code_execution_cgroups,
+            cgroup=settings.code_execution_cgroup,
         ),
         files=FilesConfig(
             root=settings.data_dir / "workspaces",
@@ -243,7 +249,9 @@ def _code(code: CodeExecutionConfig, p: _CodeParameters, *, enabled: bool) -> Co
     unknown = [language for language in languages if language not in LANGUAGES]
     if unknown:
         raise ConfigError(f"TOOLS_CONFIG: code_execution languages: unknown {unknown} (known: {list(LANGUAGES)})")
-    return CodeExecutionConfig(enabled, limits, languages, p.host_uid or code.host_uid)
+    return CodeExecutionConfig(
+        enabled, limits, languages, p.host_uid or code.host_uid, code.require_limits, code.cgroups, code.cgroup
+    )
 
 
 def _files(files: FilesConfig, p: _FileParameters, *, names: set[str], enabled: bool) -> FilesConfig:
