@@ -18,13 +18,14 @@ routes' own dependencies, never a list of paths):
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
 from fastapi.dependencies.models import Dependant
 from starlette.requests import Request
-from starlette.routing import Match
+from starlette.routing import get_route_path
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from almanac.api.deps import IDENTITY_STATE, authenticate, get_admin_user, get_current_user
@@ -74,35 +75,51 @@ def not_found() -> Any:
     return error_json(404, error_body("not_found", "Not Found"))
 
 
+@dataclass(frozen=True)
+class _Entry:
+    regex: re.Pattern[str]
+    methods: frozenset[str] | None  # None: any method
+    needs: _Needs
+
+
+def route_table(routes: Iterable[Any]) -> list[_Entry]:
+    """The routes in the order the router tries them: path pattern, methods, what each needs."""
+    table = []
+    for route in flat_routes(routes):
+        regex = getattr(route, "path_regex", None)
+        if isinstance(regex, re.Pattern):
+            methods = getattr(route, "methods", None)
+            table.append(_Entry(regex, frozenset(methods) if methods else None, route_needs(route)))
+    return table
+
+
 class Admission:
     """ASGI middleware (see the module docstring)."""
 
     def __init__(self, app: ASGIApp) -> None:
         self.app = app
-        self._known: dict[int, tuple[Dependant, _Needs]] = {}  # by the dependant's id (kept alive with it)
+        self._table: list[_Entry] = []
+        self._table_of: tuple[int, int] | None = None  # (router, number of routes) the table was read from
 
-    def _needs(self, route: Any) -> _Needs:
-        dependant = getattr(route, "dependant", None)
-        known = self._known.get(id(dependant))
-        if known is not None and known[0] is dependant:
-            return known[1]
-        needs = route_needs(route)
-        if isinstance(dependant, Dependant):
-            self._known[id(dependant)] = (dependant, needs)
-        return needs
+    def _routes(self, scope: Scope) -> list[_Entry]:
+        router = scope["app"].router
+        key = (id(router), len(router.routes))
+        if key != self._table_of:  # built once; again only if routes are added
+            self._table, self._table_of = route_table(router.routes), key
+        return self._table
 
     def _decide(self, scope: Scope) -> tuple[bool, bool]:
         """(authenticate first, administrators only) for this request."""
+        path = get_route_path(scope)
+        method = scope["method"]
         first_full: _Needs | None = None
         admin_path = False
-        for route in flat_routes(scope["app"].router.routes):
-            match, _ = route.matches(scope)
-            if match is Match.NONE:
+        for entry in self._routes(scope):
+            if entry.regex.match(path) is None:
                 continue
-            needs = self._needs(route)
-            admin_path = admin_path or needs.admin
-            if match is Match.FULL and first_full is None:
-                first_full = needs
+            admin_path = admin_path or entry.needs.admin
+            if first_full is None and (entry.methods is None or method in entry.methods):
+                first_full = entry.needs
         if admin_path:
             return True, True
         if first_full is None:
