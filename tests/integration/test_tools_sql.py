@@ -265,7 +265,7 @@ async def test_an_error_that_quotes_data_is_charged_through_the_chat(
     user = await make_user(services)
     async with api_client(services, settings, user.api_key) as http:
         body = (await http.post("/api/chat", json={"message": "names?"})).json()
-    quoted, mistake = body["tool_results"]
+    quoted, mistake = sorted(body["tool_results"], key=lambda result: result["item_id"])  # they run in parallel
     assert (quoted["status"], quoted["credits"]) == ("error", 2)
     assert (mistake["status"], mistake["credits"]) == ("error", 0), str(body["tool_results"])
     assert body["credits_used"] == 7
