@@ -126,10 +126,10 @@ MUTATIONS: tuple[Mutation, ...] = (
     ),
     Mutation(
         "data boundary: tool output can close the data element",
-        "tools/marking.py",
+        "text/marking.py",
         'return _MARKER.sub(lambda match: f"<\\\\{match.group(1)}{match.group(2)}", content)',
         "return content",
-        ("tests/unit/tools/test_marking.py", "tests/unit/memory/test_context.py"),
+        ("tests/unit/text/test_marking.py", "tests/unit/memory/test_context.py"),
     ),
     Mutation(
         "cookie: the session cookie loses Secure over HTTPS",
@@ -431,6 +431,20 @@ MUTATIONS: tuple[Mutation, ...] = (
         "return Relevance(self.scale(float(question[0] @ reply[0])), self.method)",
         "return Relevance(1.0, self.method)",
         ("tests/unit/chat/strategies/test_relevance.py",),
+    ),
+    Mutation(
+        "limits: Retry-After rounded down (35.4 s says 35)",
+        "ops/limits.py",
+        "return max(1, math.ceil(wait_s))",
+        "return max(1, math.floor(wait_s))",
+        ("tests/unit/ops/test_limits.py",),
+    ),
+    Mutation(
+        "gateway: an upstream's fractional Retry-After rounded down",
+        "gateway/errors.py",
+        "return str(max(0, math.ceil(seconds))) if math.isfinite(seconds) else None",
+        "return str(max(0, math.floor(seconds))) if math.isfinite(seconds) else None",
+        ("tests/api/test_gateway_upstreams.py", "-k", "fractional"),
     ),
 )
 

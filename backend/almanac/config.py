@@ -270,6 +270,13 @@ class Settings(BaseSettings):
     )
     sql_tool_max_rows: int = Field(200, ge=1, le=10_000, description="Most rows `sql_query` returns.")
     sql_tool_timeout_s: float = Field(10.0, gt=0, le=300, description="Time limit of one `sql_query` statement.")
+    sql_tool_max_result_mb: float = Field(
+        4.0,
+        gt=0,
+        le=256,
+        description="Most one `sql_query` may return, in MB (10^6 bytes); on SQLite one value may be at most a "
+        "quarter of it. Larger results are refused (the model is told to select less).",
+    )
     web_search_api_key: SecretStr | None = Field(
         None, description="Brave Search API key (`X-Subscription-Token`). Empty: `web_search` is off."
     )
@@ -383,6 +390,13 @@ class Settings(BaseSettings):
     )
     gateway_key_cache_s: float = Field(
         5.0, ge=0, description="How long the gateway trusts an API key lookup (a revoked key works this long)."
+    )
+    gateway_max_body_mb: float = Field(
+        16.0,
+        gt=0,
+        le=256,
+        description="Largest /v1/messages (and count_tokens) request body, in MB (10^6 bytes); larger gets 413 "
+        "before it is read. Read only after the API key is accepted.",
     )
     boost_base_url: str | None = Field(None, description="OpenAI-compatible base URL of the boost (planner) model.")
     boost_api_key: SecretStr | None = Field(None, description="Key for BOOST_BASE_URL (local servers need none).")

@@ -33,7 +33,7 @@ from almanac.gateway.http import HttpPool, sse_event, sse_events
 from almanac.gateway.tiers import TIERS, Route, TierMap, Upstream
 from almanac.gateway.upstreams import Upstream as UpstreamClient
 from almanac.gateway.usage import UsageRecorder
-from almanac.gateway.wire import MessagesRequest, check_messages, parse_json, parse_messages_request
+from almanac.gateway.wire import MessagesRequest, check_messages, checked_model, parse_json, parse_messages_request
 from almanac.ops.limits import Limiter, RateLimited, StreamSlot
 from almanac.storage.gateway import GatewayUsageRecord
 
@@ -41,6 +41,7 @@ log = logging.getLogger(__name__)
 Event = dict[str, Any]
 CANCELLED = 499  # the caller went away (nginx's convention)
 MODEL_LIST_DATE = "2025-01-01T00:00:00Z"
+COUNT_TOKENS_BUDGET = "count_tokens"  # its own requests-per-minute budget, the plan's allowance
 
 
 @dataclass(frozen=True)
@@ -118,11 +119,27 @@ class GatewayService:
 
     # --- POST /v1/messages -----------------------------------------------------------------------
 
-    async def messages(self, headers: Mapping[str, str], raw: bytes) -> JsonReply | StreamReply:
-        """Answer one Messages request (see the module docstring)."""
-        started = time.perf_counter()
+    async def admit(self, headers: Mapping[str, str]) -> Identity:
+        """The caller of a Messages request, from its headers alone: 401 (no or a bad key), 402 (no
+        credits) or 429 (over the per-user rate) before any of its body is read."""
         identity = await self._identify(headers)
         await self._check_rate(identity)
+        return identity
+
+    async def admit_count(self, headers: Mapping[str, str]) -> Identity:
+        """The caller of a count_tokens request, from its headers alone: 401, or 429 over the per-user
+        rate (a budget of its own, `COUNT_TOKENS_BUDGET`, so counting never starves real requests)."""
+        identity = await self.keys.identity(api_key_from(headers))
+        await self._check_rate(identity, budget=COUNT_TOKENS_BUDGET)
+        return identity
+
+    async def messages(
+        self, headers: Mapping[str, str], raw: bytes, *, identity: Identity | None = None
+    ) -> JsonReply | StreamReply:
+        """Answer one Messages request (see the module docstring); `identity` is the caller `admit`
+        already accepted (else the headers are checked here)."""
+        started = time.perf_counter()
+        identity = identity or await self.admit(headers)
         request = parse_messages_request(raw, headers)
         route = self.tiers.route(request.model)
         call = _Call(identity, request, route, started)
@@ -151,10 +168,10 @@ class GatewayService:
             raise
         return StreamReply(self._relay(call, first, batches, slot))
 
-    async def _check_rate(self, identity: Identity) -> None:
+    async def _check_rate(self, identity: Identity, *, budget: str = "") -> None:
         if self.limiter is not None:
             try:
-                await self.limiter.check_rate(user_id=identity.user.id, plan=identity.user.plan)
+                await self.limiter.check_rate(user_id=identity.user.id, plan=identity.user.plan, budget=budget)
             except RateLimited as exc:
                 raise limit_error(exc) from None
 
@@ -260,13 +277,15 @@ class GatewayService:
 
     # --- POST /v1/messages/count_tokens, GET /v1/models ------------------------------------------
 
-    async def count_tokens(self, headers: Mapping[str, str], raw: bytes) -> JsonReply:
-        """`{"input_tokens": n}` for a request body (the upstream counts when it can; else an estimate)."""
-        await self.keys.identity(api_key_from(headers))
+    async def count_tokens(
+        self, headers: Mapping[str, str], raw: bytes, *, identity: Identity | None = None
+    ) -> JsonReply:
+        """`{"input_tokens": n}` for a request body (the upstream counts when it can; else an estimate).
+        Counting is under the per-user rate limit, in a budget of its own (`COUNT_TOKENS_BUDGET`)."""
+        if identity is None:
+            await self.admit_count(headers)
         body = parse_json(raw)
-        model = body.get("model")
-        if not isinstance(model, str) or not model:
-            raise GatewayError(400, "model: field required")
+        model = checked_model(body.get("model"))
         check_messages(body)
         route = self.tiers.route(model)
         tokens = await self._upstream(route).count_tokens(body, route.model)

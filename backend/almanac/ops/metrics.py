@@ -16,9 +16,10 @@ What is counted (all per process; see README "Operations" for scraping several p
     almanac_mcp_server_up{server}, almanac_mcp_server_tools{server}   read from the MCP client when scraped
     process_* and python_gc_*                                 the process's CPU, memory, file descriptors, GC
 
-Label values a client can choose (a model name passed through to an upstream) are bounded: after
-`MAX_LABEL_VALUES` distinct values of a label, new ones are counted as `other`, so no client can
-grow the scrape without limit.
+Label values a client can choose (a model name passed through to an upstream) are bounded: each is
+cut to `MAX_LABEL_CHARS` with anything unprintable (NUL, control characters, lone surrogates)
+replaced, and after `MAX_LABEL_VALUES` distinct values of a label, new ones are counted as `other`,
+so no client can grow the scrape without limit or break its text.
 """
 
 from __future__ import annotations
@@ -39,6 +40,7 @@ from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.registry import Collector
 
 MAX_LABEL_VALUES = 100
+MAX_LABEL_CHARS = 100
 LATENCY_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 120.0, 300.0)
 McpStatus = tuple[str, str, int]  # server name, state ("ready", "restarting", "off", …), tools registered
 CONTENT_TYPE = CONTENT_TYPE_LATEST
@@ -53,12 +55,19 @@ class BoundedLabel:
         self._seen: set[str] = set()
 
     def __call__(self, value: str) -> str:
+        value = label_text(value)
         if value in self._seen:
             return value
         if len(self._seen) >= self.limit:
             return "other"
         self._seen.add(value)
         return value
+
+
+def label_text(value: str) -> str:
+    """A label value as exposed: at most MAX_LABEL_CHARS, printable (others become U+FFFD)."""
+    value = value[:MAX_LABEL_CHARS]
+    return value if value.isprintable() else "".join(ch if ch.isprintable() else "\ufffd" for ch in value)
 
 
 class _McpCollector(Collector):

@@ -9,12 +9,13 @@ import logging
 from collections.abc import Mapping
 from pathlib import Path
 
-from almanac.config import Settings, redact_url
+from almanac.config import ConfigError, Settings, redact_url
 from almanac.tools.base import Tool
 from almanac.tools.builtin.code_execution import CodeExecutionTool
 from almanac.tools.builtin.files import ListFilesTool, ReadFileTool, WriteFileTool
 from almanac.tools.builtin.sql import SqlQueryTool
 from almanac.tools.builtin.sql_engines import reader_for
+from almanac.tools.builtin.sql_target import refusal as sql_refusal
 from almanac.tools.builtin.web_search import BraveSearch, WebSearchTool
 from almanac.tools.builtin.workspace import Workspaces
 from almanac.tools.config import ToolsConfig, load_tools_config
@@ -44,7 +45,9 @@ class BuiltinTools:
         sql = config.sql
         if sql.database_url and sql.enabled:
             reader = reader_for(sql.database_url)
-            self.tools.append(SqlQueryTool(reader, max_rows=sql.max_rows, timeout_s=sql.timeout_s))
+            self.tools.append(
+                SqlQueryTool(reader, max_rows=sql.max_rows, timeout_s=sql.timeout_s, max_bytes=sql.max_bytes)
+            )
         else:
             self._off.append(f"sql_query ({'SQL_TOOL_DATABASE_URL not set' if not sql.database_url else self._why()})")
         web = config.web
@@ -123,8 +126,13 @@ class BuiltinTools:
 
 
 def build_builtin_tools(settings: Settings, *, environ: Mapping[str, str], cwd: Path) -> BuiltinTools:
-    """The optional built-in tools for these settings (and TOOLS_CONFIG); reads no more than that file."""
+    """The optional built-in tools for these settings (and TOOLS_CONFIG); reads no more than that file.
+    `ConfigError` if `sql_query` would read the application's own database."""
     config = load_tools_config(settings, environ=environ)
+    if config.sql.database_url and config.sql.enabled:
+        refused = sql_refusal(config.sql.database_url, settings.resolved_database_url, cwd=cwd)
+        if refused is not None:
+            raise ConfigError(refused)
     protected = [settings.data_dir, cwd]
     database = settings.resolved_database_url
     if database.startswith("sqlite"):

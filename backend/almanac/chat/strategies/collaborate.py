@@ -41,7 +41,7 @@ from almanac.llm.base import Model
 from almanac.llm.events import ModelEvent
 from almanac.llm.messages import ModelRequest, Usage
 from almanac.memory.context import QueryPrompt, Turn
-from almanac.tools.marking import escape_data
+from almanac.text.marking import escape_data
 from almanac.tools.registry import ToolRegistry
 from almanac.usage.recording import ModelUse
 

@@ -2,7 +2,7 @@
 
 The helper gets a meta-prompt: the task (the user's message), the primary model's attempt — its
 answer and the tool calls it made, with short results — and why the attempt was judged stuck. The
-attempt and the results are marked as data (`tools/marking.py`): they came from a model and from
+attempt and the results are marked as data (`text/marking.py`): they came from a model and from
 tools, so nothing inside them is an instruction to the helper. The helper has no tools; it answers
 with a plan. `distill()` keeps the plan short (numbered steps and code first), and the primary
 retries with it (`collaborate.py`).
@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 from almanac.llm.base import Model, ModelError, complete
 from almanac.llm.messages import Message, ModelRequest, Usage
-from almanac.tools.marking import DATA_RULE, as_data
+from almanac.text.marking import DATA_RULE, as_data
 
 PLAN_CHARS = 1_500
 ATTEMPT_CHARS = 6_000

@@ -27,7 +27,7 @@ from almanac.llm.providers.offline_intents import (
 )
 from almanac.llm.usage import ensure_usage
 from almanac.memory.summarise import extractive_summary
-from almanac.tools.marking import unwrap_data
+from almanac.text.marking import unwrap_data
 
 MAX_QUOTE_CHARS = 20_000
 
