@@ -319,3 +319,17 @@ async def test_an_anthropic_upstreams_refusal_reaches_the_client_word_for_word(
     assert raised.value.status_code == failure.status  # type: ignore[attr-defined]
     if failure.headers:
         assert raised.value.response.headers["retry-after"] == "4"  # type: ignore[attr-defined]
+
+
+async def test_an_upstreams_fractional_retry_after_is_rounded_up(
+    sqlite_url: str, openai_fake: tuple[FakeOpenAI, str]
+) -> None:
+    """An upstream asking for 35.4 s (not a valid HTTP value) is passed on as 36, never 35."""
+    fake, url = openai_fake
+    fake.enqueue(Failure(429, "slow down", {"retry-after": "35.4"}))
+    async with gateway(sqlite_url, openai_base_url=url) as gw:
+        with pytest.raises(anthropic.RateLimitError) as raised:
+            await gw.client.messages.create(
+                model="claude-haiku-4-5", max_tokens=5, messages=[{"role": "user", "content": "x"}]
+            )
+    assert raised.value.response.headers["retry-after"] == "36"

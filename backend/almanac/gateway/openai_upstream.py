@@ -29,6 +29,7 @@ import orjson
 
 from almanac.gateway.accumulate import accumulate
 from almanac.gateway.errors import UpstreamError
+from almanac.gateway.estimate import body_tokens, content_pieces, text_tokens
 from almanac.gateway.http import HttpPool, sse_blocks, status_error, stream_error
 from almanac.gateway.openai_stream import OpenAIStreamConverter
 from almanac.gateway.openai_system import has_mid_system
@@ -95,10 +96,19 @@ class OpenAIUpstream:
             return accumulate([event async for batch in self.stream(request, model) for event in batch])
         async with self._accepted(request, model, stream=False) as response:
             completion = orjson.loads(await response.read())
-        return anthropic_message(completion, request.model, thinking=request.thinking, tools=request.tools_allowed)
+        message = anthropic_message(completion, request.model, thinking=request.thinking, tools=request.tools_allowed)
+        if not (isinstance(completion, dict) and completion.get("usage")):  # a server that reports none
+            message["usage"] = {
+                "input_tokens": body_tokens(request.body),
+                "output_tokens": text_tokens(content_pieces(message["content"])),
+            }
+            request.usage.estimated = True
+        return message
 
     def stream(self, request: MessagesRequest, model: str) -> AsyncIterator[list[Event]]:
-        return with_stop_sequences(self._stream(request, model), request.body.get("stop_sequences") or ())
+        return with_stop_sequences(
+            self._stream(request, model), request.body.get("stop_sequences") or (), on_cut=request.usage.note_estimate
+        )
 
     async def _stream(self, request: MessagesRequest, model: str) -> AsyncIterator[list[Event]]:
         async with self._accepted(request, model, stream=True) as response:
@@ -124,6 +134,11 @@ class OpenAIUpstream:
                     events = []
                 if done:
                     break
+            if not converter.reported:  # llama-cpp-python ignores stream_options.include_usage
+                converter.estimate(
+                    input_tokens=body_tokens(request.body), output_tokens=text_tokens(converter.produced)
+                )
+                request.usage.estimated = True
             yield events + converter.finish()
 
     def _body(self, request: MessagesRequest, model: str, *, stream: bool, room: int | None) -> dict[str, Any]:

@@ -12,7 +12,7 @@ would have come at the end).
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from typing import Any
 
 from almanac.llm.tokens import estimate_tokens
@@ -80,9 +80,10 @@ class StopSequences:
 
 
 async def with_stop_sequences(
-    batches: AsyncIterator[list[Event]], sequences: Sequence[str]
+    batches: AsyncIterator[list[Event]], sequences: Sequence[str], *, on_cut: Callable[[], None] | None = None
 ) -> AsyncIterator[list[Event]]:
-    """`batches` with `sequences` applied; the source is closed as soon as one matched."""
+    """`batches` with `sequences` applied; the source is closed as soon as one matched (and
+    `on_cut` called: the usage reported is then partly counted)."""
     stops = StopSequences(sequences)
     if not stops.sequences:
         async for batch in batches:
@@ -94,6 +95,8 @@ async def with_stop_sequences(
             if out:
                 yield out
             if stops.stopped:
+                if on_cut is not None:
+                    on_cut()
                 return
     finally:
         await batches.aclose()  # type: ignore[attr-defined]

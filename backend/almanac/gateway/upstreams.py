@@ -32,6 +32,7 @@ from almanac.llm.base import (
     ModelTimeout,
     ModelUnavailable,
 )
+from almanac.llm.events import ModelEvent, UsageReport
 from almanac.llm.text_tools import refuses_tools
 from almanac.llm.tokens import context_window
 
@@ -157,7 +158,9 @@ class ModelUpstream:
 def model_stream(model: Model, request: MessagesRequest) -> AsyncIterator[list[Event]]:
     """`request` answered by a `Model`, as an Anthropic event stream (one event per batch), its
     stop sequences applied; `max_tokens` within `request.output_cap`."""
-    return with_stop_sequences(_model_events(model, request), request.body.get("stop_sequences") or ())
+    return with_stop_sequences(
+        _model_events(model, request), request.body.get("stop_sequences") or (), on_cut=request.usage.note_estimate
+    )
 
 
 async def _model_events(model: Model, request: MessagesRequest) -> AsyncIterator[list[Event]]:
@@ -165,12 +168,21 @@ async def _model_events(model: Model, request: MessagesRequest) -> AsyncIterator
     if request.output_cap is not None and asked.max_tokens > request.output_cap:
         asked = replace(asked, max_tokens=request.output_cap)
     try:
-        async for event in anthropic_events(model.stream(asked), request.model, tools=request.tools_allowed):
+        events = _noting_estimates(model.stream(asked), request)
+        async for event in anthropic_events(events, request.model, tools=request.tools_allowed):
             yield [event]
     except ModelContextTooLong:
         raise prompt_too_long(estimate_tokens(request.body), context_window(model.name)) from None
     except ModelError as exc:
         raise GatewayError(_model_error_status(exc), str(exc)) from None
+
+
+async def _noting_estimates(events: AsyncIterator[ModelEvent], request: MessagesRequest) -> AsyncIterator[ModelEvent]:
+    """`events`; an estimated usage report (the model's server reported none) is noted on `request`."""
+    async for event in events:
+        if isinstance(event, UsageReport) and event.usage.estimated:
+            request.usage.estimated = True
+        yield event
 
 
 def _model_error_status(exc: ModelError) -> int:
