@@ -706,3 +706,14 @@ async def test_planner_tokens_are_billed_with_the_executors(sqlite_url: str, fak
         row = (await b.gw.usage())[0]
         after = await b.gw.services.credits.balance(user_id=b.gw.user_id)
     assert before - after == row.credits == 3  # 2,820 tokens at 1 credit per 1,000, rounded up (the executor alone: 1)
+
+
+async def test_a_structured_output_request_is_answered_by_the_model_given_the_schema(
+    sqlite_url: str, fakes: Any
+) -> None:
+    headers, body = claude_code_request("title", model="claude-sonnet-4-6", stream=True)
+    async with boosted(sqlite_url, fakes) as b:
+        b.executor.enqueue(Reply(text='{"title": "Read the notes file"}'))
+        response = await send_raw(b.gw, headers, body)
+    assert response.status_code == 200 and b.planner.requests == []
+    assert b.executor.requests[0]["body"]["response_format"]["type"] == "json_schema"

@@ -157,7 +157,7 @@ class GatewayService:
         search_tool = self._search_tool(request, route)
         if search_tool is not None:
             batches = _one_by_one(self._web_search(request, route, upstream, search_tool, identity).events())
-        elif self.boost is not None and self.boost.applies(route) and request.tools_allowed:
+        elif self._boosted(request, route):
             call.boost = BoostRun(self.boost, request, route, upstream, user_id=identity.user.id)
             batches = _one_by_one(call.boost.events())
             if request.stream:
@@ -182,6 +182,11 @@ class GatewayService:
                 self._record(call, exc.status, exc.error_type)
             raise
         return StreamReply(self._relay(call, first, batches, slot))
+
+    def _boosted(self, request: MessagesRequest, route: Route) -> bool:
+        """Boost runs for its tiers, but not where a plan has nothing to add: `tool_choice: none`
+        (no call to plan) and structured output (a planner's SUMMARY would not follow the schema)."""
+        return self.boost is not None and self.boost.applies(route) and request.tools_allowed and not request.structured
 
     def _search_tool(self, request: MessagesRequest, route: Route) -> dict[str, Any] | None:
         """The request's web search server tool, when the gateway runs it (not for the Anthropic

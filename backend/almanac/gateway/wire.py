@@ -45,6 +45,13 @@ class MessagesRequest:
         return self.tool_choice != "none"
 
     @property
+    def structured(self) -> bool:
+        """Whether the caller asked for structured output (`output_config.format`): only the model
+        given the format can answer it."""
+        config = self.body.get("output_config")
+        return isinstance(config, dict) and isinstance(config.get("format"), dict)
+
+    @property
     def thinking(self) -> bool:
         """Whether the caller takes thinking blocks (`thinking` enabled or adaptive)."""
         thinking = self.body.get("thinking")
