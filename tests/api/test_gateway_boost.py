@@ -717,3 +717,12 @@ async def test_a_structured_output_request_is_answered_by_the_model_given_the_sc
         response = await send_raw(b.gw, headers, body)
     assert response.status_code == 200 and b.planner.requests == []
     assert b.executor.requests[0]["body"]["response_format"]["type"] == "json_schema"
+
+
+@pytest.mark.parametrize("stream", [True, False])
+async def test_a_summary_cut_by_the_planners_token_limit_says_so(sqlite_url: str, fakes: Any, stream: bool) -> None:
+    async with boosted(sqlite_url, fakes) as b:
+        b.planner.enqueue(Reply(text="SUMMARY:\nThe first part of a long answer", finish_reason="length"))
+        message = await b.ask("explain everything", stream=stream)
+    assert message.content[0].text.strip() == "The first part of a long answer"  # type: ignore[union-attr]
+    assert message.stop_reason == "max_tokens"

@@ -35,6 +35,7 @@ from almanac.gateway.tiers import Route, Tier
 from almanac.gateway.upstreams import Upstream
 from almanac.gateway.wire import MessagesRequest
 from almanac.llm.base import Model, ModelError
+from almanac.llm.tokens import output_limit
 
 Event = dict[str, Any]
 
@@ -93,11 +94,15 @@ class BoostRun:
 
     def __post_init__(self) -> None:
         self.head = Head(self.request.model)
+        # The planner's SUMMARY may be the answer: it gets the caller's max_tokens where its model's
+        # limit is known (never less than the planner's own setting).
+        known = output_limit(self.settings.planner.name)
+        wanted = min(self.request.max_tokens, known) if known else 0
         self.planner = Planner(
             self.settings.planner,
             template=self.settings.template,
             timeout_s=self.settings.timeout_s,
-            max_tokens=self.settings.max_tokens,
+            max_tokens=max(self.settings.max_tokens, wanted),
         )
 
     # --- BoostSteps ----------------------------------------------------------------------------
@@ -129,7 +134,7 @@ class BoostRun:
         yield {"type": "content_block_stop", "index": 0}
         yield {
             "type": "message_delta",
-            "delta": {"stop_reason": "end_turn", "stop_sequence": None},
+            "delta": {"stop_reason": self.planner.stop_reason, "stop_sequence": None},
             "usage": {"input_tokens": usage.input_tokens, "output_tokens": usage.output_tokens},
         }
         yield {"type": "message_stop"}

@@ -66,9 +66,9 @@ class _ChatSteps:
         return self.owner._executor_run(self.owner.system)
 
     async def answer(self, pieces: AsyncIterator[str]) -> AsyncIterator[ChatEvent]:
-        self.owner.turns, self.owner.stop_reason = 1, "end_turn"
         async for piece in pieces:
             yield TextDeltaEvent(piece)
+        self.owner.turns, self.owner.stop_reason = 1, self.owner.planner.stop_reason
 
     def planned(self, plan: Plan) -> ChatEvent | None:
         return PlanEvent(plan.loop, plan.analysis, plan.guidance, self.owner.planner.model.name)

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 from almanac.chat.strategies.sections import Sections, SummaryStream
 from almanac.llm.base import Model, ModelError
-from almanac.llm.events import TextDelta, UsageReport
+from almanac.llm.events import StreamEnd, TextDelta, UsageReport
 from almanac.llm.messages import Message, ModelRequest, TextBlock, ToolResultBlock, ToolSpec, ToolUseBlock, Usage
 from almanac.llm.render import concise_manifest
 from almanac.text.marking import as_data
@@ -192,6 +192,7 @@ class Planner:
         self.usage = Usage()
         self.calls = 0
         self.estimated_calls = 0  # calls whose tokens the server did not report
+        self.stop_reason = "end_turn"  # how the last reply ended ("max_tokens": a SUMMARY was cut)
 
     async def ask(self, view: PlannerView, *, loop: int, max_loops: int, attempts: Sequence[Attempt]) -> PlannerReply:
         """One planner call, to its end; raises `PlannerFailed` on an error or timeout."""
@@ -208,6 +209,7 @@ class Planner:
         prompt = render_prompt(self.template, view, loop=loop, max_loops=max_loops, attempts=attempts)
         request = ModelRequest("", (Message.user(prompt),), (), self.max_tokens, purpose="utility")
         self.calls += 1
+        self.stop_reason = "end_turn"
         reader, usage = SummaryStream(), Usage()
         deadline = time.monotonic() + self.timeout_s
         events = self.model.stream(request)
@@ -219,6 +221,8 @@ class Planner:
                     break
                 if isinstance(event, UsageReport):
                     usage = usage + event.usage
+                elif isinstance(event, StreamEnd):
+                    self.stop_reason = event.stop_reason
                 elif isinstance(event, TextDelta) and (released := reader.feed(event.text)) and summary:
                     yield released
         except TimeoutError:
