@@ -99,4 +99,6 @@ async def with_stop_sequences(
                     on_cut()
                 return
     finally:
-        await batches.aclose()  # type: ignore[attr-defined]
+        close = getattr(batches, "aclose", None)
+        if close is not None:
+            await close()

@@ -232,7 +232,9 @@ class Planner:
         finally:
             self.usage = self.usage + usage
             self.estimated_calls += usage.estimated
-            await events.aclose()  # type: ignore[attr-defined]
+            close = getattr(events, "aclose", None)
+            if close is not None:
+                await close()
         rest = reader.finish()
         if rest and summary:
             yield rest
