@@ -477,8 +477,8 @@ MUTATIONS: tuple[Mutation, ...] = (
     Mutation(
         "boost: tool_choice none still runs the planner",
         "gateway/service.py",
-        "self.boost is not None and self.boost.applies(route) and request.tools_allowed and not request.structured",
-        "self.boost is not None and self.boost.applies(route) and not request.structured",
+        "if boost is None or not boost.applies(route) or not request.tools_allowed or request.structured:",
+        "if boost is None or not boost.applies(route) or request.structured:",
         ("tests/api/test_gateway_boost.py", "-k", "tool_choice_none"),
     ),
     Mutation(

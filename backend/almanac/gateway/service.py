@@ -157,8 +157,8 @@ class GatewayService:
         search_tool = self._search_tool(request, route)
         if search_tool is not None:
             batches = _one_by_one(self._web_search(request, route, upstream, search_tool, identity).events())
-        elif self._boosted(request, route):
-            call.boost = BoostRun(self.boost, request, route, upstream, user_id=identity.user.id)
+        elif (boost := self._boost_for(request, route)) is not None:
+            call.boost = BoostRun(boost, request, route, upstream, user_id=identity.user.id)
             batches = _one_by_one(call.boost.events())
             if request.stream:
                 # A plan takes seconds (and held-back executor output more): hold the response head
@@ -183,10 +183,13 @@ class GatewayService:
             raise
         return StreamReply(self._relay(call, first, batches, slot))
 
-    def _boosted(self, request: MessagesRequest, route: Route) -> bool:
+    def _boost_for(self, request: MessagesRequest, route: Route) -> BoostSettings | None:
         """Boost runs for its tiers, but not where a plan has nothing to add: `tool_choice: none`
         (no call to plan) and structured output (a planner's SUMMARY would not follow the schema)."""
-        return self.boost is not None and self.boost.applies(route) and request.tools_allowed and not request.structured
+        boost = self.boost
+        if boost is None or not boost.applies(route) or not request.tools_allowed or request.structured:
+            return None
+        return boost
 
     def _search_tool(self, request: MessagesRequest, route: Route) -> dict[str, Any] | None:
         """The request's web search server tool, when the gateway runs it (not for the Anthropic
