@@ -6,6 +6,7 @@ provided by the chat service), and yields `ChatEvent`s. Every model call is asse
 model's context window (`memory/context.py`); if the provider still says the prompt is too long,
 the call is retried once with half the window. The loop ends when the model answers without tool
 calls; at the turn limit the model is asked once more, with tools disabled, for its best answer.
+An answer the model declines to give (`StreamEnd.declined`) ends with the stop reason `declined`.
 Each tool call runs under its own timeout and may report progress; failures become error results
 and the loop goes on. If the loop is cancelled, running tools are cancelled and reported to the
 hooks as such before the cancellation propagates.
@@ -33,6 +34,11 @@ from almanac.memory.context import Assembly, ContextOverflow, Exchange, QueryPro
 from almanac.tools.base import Tool, ToolContext
 from almanac.tools.registry import ToolRegistry
 from almanac.tools.runner import ToolOutcome, ToolStatus, check_call, run_call
+
+DECLINED = "declined"  # the stop reason of an answer the model said it cannot give (`StreamEnd.declined`)
+# Answers that carry nothing: the model declined, or the provider reports a refusal. Like a query
+# that produced nothing, they are not charged (their tool calls are priced as usual).
+NO_ANSWER = frozenset({DECLINED, "refusal"})
 
 TURN_LIMIT_NOTE = (
     "You have used all {turns} tool turns for this question. Do not call any more tools: "
@@ -172,7 +178,7 @@ class TurnLoop:
                             prompt.counter.observe(estimated=self.requests[-1].tokens, actual=event.usage.input_tokens)
                         yield UsageEvent(turn, event.usage.input_tokens, event.usage.output_tokens)
                     elif isinstance(event, StreamEnd):
-                        self.stop_reason = event.stop_reason
+                        self.stop_reason = DECLINED if event.declined else event.stop_reason
                 return
             except ModelContextTooLong:
                 if started or attempt == 2:
