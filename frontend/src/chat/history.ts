@@ -78,6 +78,7 @@ function applyResponse(turn: Turn, item: Item, summary: string | null): void {
   turn.summaryId = `${item.id}-sum`;
   turn.summary = summary;
   turn.credits = item.credits;
+  turn.model = item.model ?? null;
   turn.status = item.status === "interrupted" ? "stopped" : "done";
   turn.stopReason = item.status === "interrupted" ? "interrupted" : "end_turn";
 }
