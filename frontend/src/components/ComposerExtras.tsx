@@ -38,9 +38,10 @@ export function ComposerControls({ strategy, onStrategy, disabled }: Props) {
   const help = STRATEGIES.find((s) => s.value === strategy)?.help ?? "";
   return (
     <div class="composer-controls">
-      <label class="strategy-picker" title={help}>
-        <span>Answer</span>
+      <span class="strategy-picker" title={help}>
+        <label for="strategy-select">Strategy</label>
         <select
+          id="strategy-select"
           value={strategy}
           disabled={disabled}
           aria-describedby="strategy-help"
@@ -52,7 +53,7 @@ export function ComposerControls({ strategy, onStrategy, disabled }: Props) {
             </option>
           ))}
         </select>
-      </label>
+      </span>
       <span id="strategy-help" class="sr-only">
         How this conversation's questions are answered: {help}.
       </span>
