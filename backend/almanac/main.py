@@ -15,6 +15,7 @@ from pydantic import SecretStr
 
 from almanac import __version__
 from almanac.admin.service import AdminService
+from almanac.api.admission import Admission
 from almanac.api.docs import mount_api_docs
 from almanac.api.errors import UnhandledErrors, install_error_handlers
 from almanac.api.guards import HostRules, RequestGuard
@@ -455,11 +456,17 @@ def create_app(settings: Settings, services: Services | None = None) -> FastAPI:
         redoc_url=None,
     )
     app.state.services = services
-    # Innermost: an unexpected exception becomes one log record and a 500 that still gets the headers below.
+    # Before a route reads a body: who is calling (401s), and administrators' paths (404 to anyone else).
+    app.add_middleware(Admission)
+    # Next to innermost: an unexpected exception becomes one log record and a 500 that still gets the headers below.
     app.add_middleware(UnhandledErrors)
-    # JSON may spend up to 12 bytes on one character (an escaped surrogate pair).
-    # (bodies on /v1/, the gateway, may be as large as Anthropic allows: agent conversations are big)
-    app.add_middleware(gateway_route.BodyLimits, max_bytes=settings.max_message_chars * 12 + 64_000)
+    # JSON may spend up to 12 bytes on one character (an escaped surrogate pair). Bodies on /v1/, the
+    # gateway, may be as large as GATEWAY_MAX_BODY_MB: agent conversations are big.
+    app.add_middleware(
+        gateway_route.BodyLimits,
+        max_bytes=settings.max_message_chars * 12 + 64_000,
+        gateway_bytes=int(settings.gateway_max_body_mb * 1_000_000),
+    )
     app.add_middleware(SecurityHeaders)
     # Added late, so it runs early: nothing else sees a request naming a host we do not serve.
     app.add_middleware(RequestGuard, hosts=HostRules.parse(settings.resolved_allowed_hosts))

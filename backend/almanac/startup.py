@@ -108,10 +108,12 @@ def payments(settings: Settings) -> str:
 
 
 def tool_rows(services: Services) -> list[tuple[str, str]]:
-    """The code sandbox (how it runs, or off) and the SQL tool's database (password masked)."""
+    """The code sandbox (how it runs, or off; one row per protection that is active or not) and the
+    SQL tool's database (password masked)."""
     if services.tools is None:
         return []
     rows = [("code sandbox", services.tools.describe_sandbox())]
+    rows += [("sandbox limits", line) for line in services.tools.describe_protections()]
     if (database := services.tools.describe_sql()) is not None:
         rows.append(("sql_query", f"{database} (read-only connection)"))
     return rows

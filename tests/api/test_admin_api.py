@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import httpx
@@ -190,3 +191,73 @@ async def test_refused_changes_leave_no_audit_entry(office: Office) -> None:
         f"/api/admin/users/{office.user_id}/credits", json={"action": "remove", "amount": 999, "reason": "x"}
     )
     assert (await office.admin.get("/api/admin/audit")).json()["count"] == 0
+
+
+def without_request_id(response: httpx.Response) -> tuple[int, Any, str | None]:
+    body = response.json()
+    body["error"].pop("request_id", None)
+    return response.status_code, body, response.headers.get("allow")
+
+
+async def test_to_anyone_but_an_administrator_every_admin_path_looks_like_a_path_that_does_not_exist(
+    office: Office,
+) -> None:
+    """Whatever the method — one the route serves, one it does not (no 405, no `Allow`), HEAD,
+    OPTIONS — and whatever the body (no 422 about its JSON): the same 404 as a path no route serves."""
+    nowhere = without_request_id(await office.user.get("/api/no-such-page"))
+    assert nowhere[:2] == (404, {"error": {"code": "not_found", "message": "Not Found"}}) and nowhere[2] is None
+    templates = {path for _, path in admin_operations(office.services, office.settings)}
+    for template in templates:
+        url = template.replace("{user_id}", office.user_id)
+        for method in ("GET", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"):
+            for content in (None, b"{not json", b'{"amount": "many"}'):
+                response = await office.user.request(
+                    method, url, content=content, headers={"content-type": "application/json"} if content else None
+                )
+                assert without_request_id(response) == nowhere, (method, url, content, response.text)
+        head = await office.user.head(url)
+        assert (head.status_code, head.headers.get("allow")) == (404, None)
+    me = (await office.user.get("/api/me")).json()
+    assert me["role"] == "user" and me["plan"] == "free"
+
+
+async def test_looks_at_one_users_data_are_audited_once_a_while_and_list_pages_never(office: Office) -> None:
+    user = office.user_id
+    for _ in range(3):  # the UI reloads the user after every change: recorded once
+        await office.admin.get(f"/api/admin/users/{user}")
+        assert (
+            await office.admin.get(f"/api/admin/users/{user}/usage", params={"from": "2026-01-01"})
+        ).status_code == 200
+        assert (await office.admin.get("/api/admin/usage")).status_code == 200
+        await office.admin.get("/api/admin/users", params={"search": "worker"})
+        await office.admin.get("/api/admin/audit")
+    log = (await office.admin.get("/api/admin/audit")).json()
+    assert sorted(entry["action"] for entry in log["data"]) == ["view_service_usage", "view_usage", "view_user"]
+    about_user = {entry["action"]: entry for entry in log["data"] if entry["target_user_id"] == user}
+    assert set(about_user) == {"view_user", "view_usage"}
+    assert about_user["view_usage"]["details"]["from"] == "2026-01-01"
+    service = next(entry for entry in log["data"] if entry["action"] == "view_service_usage")
+    assert service["target_user_id"] is None and service["actor_id"] == office.admin_id
+    # A change in between is recorded, and is not buried under repeated looks.
+    await office.admin.put(f"/api/admin/users/{user}/plan", json={"plan": "pro", "reason": "beta"})
+    await office.admin.get(f"/api/admin/users/{user}")
+    actions = [entry["action"] for entry in (await office.admin.get("/api/admin/audit")).json()["data"]]
+    assert actions[0] == "change_plan" and actions.count("view_user") == 1
+
+
+async def test_a_look_is_recorded_again_once_the_repeat_window_has_passed(office: Office) -> None:
+    admin_service = office.services.admin
+    assert admin_service is not None
+    now = [datetime(2026, 11, 24, 12, 0, tzinfo=UTC)]
+    admin_service._clock = lambda: now[0]
+    for minutes in (0, 5, 9, 11, 12, 25):
+        now[0] = datetime(2026, 11, 24, 12, 0, tzinfo=UTC) + timedelta(minutes=minutes)
+        await office.admin.get(f"/api/admin/users/{office.user_id}")
+    log = (await office.admin.get("/api/admin/audit")).json()["data"]
+    assert [entry["created_at"][11:16] for entry in log] == ["12:25", "12:11", "12:00"]
+
+
+async def test_the_usage_of_an_unknown_user_is_a_404_for_admins(office: Office) -> None:
+    missing = "00000000-0000-4000-8000-000000000000"
+    response = await office.admin.get(f"/api/admin/users/{missing}/usage")
+    assert (response.status_code, response.json()["error"]["code"]) == (404, "user_not_found")

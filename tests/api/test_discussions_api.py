@@ -220,6 +220,9 @@ async def test_running_out_of_credits_stops_the_discussion_with_a_clear_event(da
         ),
         ({"turns": 0}, "turns"),
         ({"turns": 21}, "turns"),  # DISCUSSION_MAX_TURNS=20
+        ({"turns": "2"}, "turns"),
+        ({"turns": True}, "turns"),
+        ({"turns": 2.5}, "turns"),
         ({"goal": "   "}, "goal"),
         ({"goal": "x" * 4001}, "goal"),
         ({"tools": ["retrieve_full_context", "no_such_tool"]}, "tools.1"),
@@ -242,6 +245,16 @@ async def test_bad_input_is_refused_naming_the_field(
         assert response.json()["error"]["field"] == field
         assert (await http.get("/api/discussions")).json()["count"] == 0
     assert await balance(services, user.user.id) == 50
+
+
+async def test_a_whole_number_of_turns_may_be_written_as_a_json_float(sqlite_url: str, build: Any) -> None:
+    """JSON Schema's `integer` (what the OpenAPI schema says `turns` is) admits 2.0."""
+    services, settings = build(sqlite_url)
+    user = await make_user(services)
+    async with api_client(services, settings, user.api_key) as http:
+        response = await http.post("/api/discussions", json={"goal": GOAL, "turns": 2.0, "participants": TWO_OFFLINE})
+        assert response.status_code == 200, response.text
+        assert response.json()["turns"] == 2
 
 
 async def test_others_discussions_are_not_found(database_url: str, build: Any) -> None:

@@ -436,8 +436,9 @@ async def test_the_planner_sees_the_conversation_and_tool_results(sqlite_url: st
             ],
         )
     prompt = b.planner_prompts()[0]
-    assert "What does /a say?" in prompt and 'called read_file with {"path": "/a"}' in prompt
-    assert "hello from the file" in prompt
+    assert "What does /a say?" in prompt
+    assert '<data source="tool call">\nread_file with {"path": "/a"}\n</data>' in prompt  # a model's call: data
+    assert '<data source="result of read_file">\nhello from the file\n</data>' in prompt
 
 
 async def test_planner_and_executor_usage_are_recorded_separately(sqlite_url: str, fakes: Any) -> None:

@@ -291,3 +291,17 @@ async def test_an_error_event_mid_stream_reaches_the_client_as_an_error_event(
             ) as events:
                 await events.get_final_message()
         assert raised.value.body["error"]["type"] == "overloaded_error"  # type: ignore[index]
+
+
+async def test_an_upstreams_fractional_retry_after_is_rounded_up(
+    sqlite_url: str, openai_fake: tuple[FakeOpenAI, str]
+) -> None:
+    """An upstream asking for 35.4 s (not a valid HTTP value) is passed on as 36, never 35."""
+    fake, url = openai_fake
+    fake.enqueue(Failure(429, "slow down", {"retry-after": "35.4"}))
+    async with gateway(sqlite_url, openai_base_url=url) as gw:
+        with pytest.raises(anthropic.RateLimitError) as raised:
+            await gw.client.messages.create(
+                model="claude-haiku-4-5", max_tokens=5, messages=[{"role": "user", "content": "x"}]
+            )
+    assert raised.value.response.headers["retry-after"] == "36"

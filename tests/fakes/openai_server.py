@@ -7,6 +7,13 @@ prompt plus `max_tokens` exceeds the window, as OpenAI does (400, `context_lengt
 usage it reports is then the real count. With
 `Reply(stamp_tokens=n)` the server streams n tokens whose text is the server's clock at emission
 (`time.time()`), which the streaming benchmark uses to measure the delay the service adds.
+
+`usage` says how the server reports token usage: "openai" (a usage chunk when
+`stream_options.include_usage` asks for one, `usage` in every complete response), "llama.cpp"
+(as llama-cpp-python's server does: it ignores `stream_options`, so a stream never carries usage;
+its first chunk's delta is only the role, every choice has `logprobs: null`, the last chunk has an
+empty delta and the finish reason; complete responses do report usage) or "none" (neither a stream
+nor a complete response reports any).
 """
 
 from __future__ import annotations
@@ -17,7 +24,7 @@ import time
 from collections import deque
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, Literal
 
 from starlette.applications import Starlette
 from starlette.requests import Request
@@ -59,6 +66,7 @@ class FakeOpenAI:
         self.invalid: list[str] = []  # why each refused request was refused
         self.prompt_tokens: list[int] = []  # counted per request when `context_window` is set
         self.refused_too_long = 0
+        self.usage: Literal["openai", "llama.cpp", "none"] = "openai"
         self.app = Starlette(routes=[Route("/v1/chat/completions", self._completions, methods=["POST"])])
 
     def enqueue(self, *steps: Reply | Failure) -> None:
@@ -98,8 +106,13 @@ class FakeOpenAI:
         if self.context_window is not None:
             step = replace(step, prompt_tokens=self.prompt_tokens[-1])
         if not body.get("stream"):
-            return JSONResponse(_completion(step, body.get("model", "m")))
-        usage = bool((body.get("stream_options") or {}).get("include_usage"))
+            completion = _completion(step, body.get("model", "m"))
+            if self.usage == "none":
+                del completion["usage"]
+            return JSONResponse(completion)
+        usage = self.usage == "openai" and bool((body.get("stream_options") or {}).get("include_usage"))
+        if self.usage != "openai":
+            return StreamingResponse(_llama_cpp_chunks(step, body.get("model", "m")), media_type="text/event-stream")
         return StreamingResponse(_chunks(step, body.get("model", "m"), usage), media_type="text/event-stream")
 
 
@@ -177,6 +190,33 @@ async def _chunks(reply: Reply, model: str, usage: bool) -> AsyncIterator[bytes]
                 "total_tokens": reply.prompt_tokens + reply.completion_tokens,
             },
         )
+    yield b"data: [DONE]\n\n"
+
+
+def _llama_cpp_chunk(model: str, delta: dict[str, Any], finish: str | None = None) -> bytes:
+    payload = {
+        "id": "chatcmpl-llama",
+        "model": model,
+        "created": int(time.time()),
+        "object": "chat.completion.chunk",
+        "choices": [{"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}],
+    }
+    return f"data: {json.dumps(payload)}\n\n".encode()
+
+
+async def _llama_cpp_chunks(reply: Reply, model: str) -> AsyncIterator[bytes]:
+    """A stream as llama-cpp-python's server sends it: no usage anywhere (see the module docstring)."""
+    yield _llama_cpp_chunk(model, {"role": "assistant"})
+    for piece in [f"{w} " for w in reply.text.split(" ")] if reply.text else []:
+        yield _llama_cpp_chunk(model, {"content": piece})
+        if reply.chunk_delay_s:
+            await asyncio.sleep(reply.chunk_delay_s)
+    for position, (call_id, name, arguments) in enumerate(reply.tool_calls):
+        function = {"name": name, "arguments": json.dumps(arguments)}
+        yield _llama_cpp_chunk(
+            model, {"tool_calls": [{"index": position, "id": call_id, "type": "function", "function": function}]}
+        )
+    yield _llama_cpp_chunk(model, {}, "tool_calls" if reply.tool_calls else "stop")
     yield b"data: [DONE]\n\n"
 
 

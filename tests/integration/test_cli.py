@@ -82,6 +82,7 @@ def test_serve_on_embedded_defaults_and_restart(tmp_path: Path) -> None:
         environment = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "OPENAI_", "DATABASE_"))}
         # The local doc index is built in the background on first start; keep it small here.
         environment.update(DOCS_INCLUDE_PACKAGES="false", DOCS_INCLUDE_STDLIB="false", EMBEDDINGS="none")
+        environment.update(DOCS_PATHS=str(tmp_path / "docs"))  # the operator's own documentation folder
         return subprocess.Popen(
             [*ALMANAC, "serve", "--port", str(port)],
             cwd=tmp_path,
@@ -122,7 +123,7 @@ def test_serve_on_embedded_defaults_and_restart(tmp_path: Path) -> None:
                 timeout=30,
                 json={"message": "How do I keep backups in ops?"},
             ).json()
-            if "pg_dump nightly" in answer["response"] or time.monotonic() > deadline:
+            if "pg_dump nightly" in answer.get("response", "") or time.monotonic() > deadline:
                 break
             time.sleep(0.5)
         assert answer["tools_used"] == ["retrieve_documentation"] and "pg_dump nightly" in answer["response"]
@@ -146,7 +147,7 @@ def test_serve_on_embedded_defaults_and_restart(tmp_path: Path) -> None:
 def test_docs_index_builds_then_finds_nothing_to_do(tmp_path: Path) -> None:
     (tmp_path / "docs").mkdir()
     (tmp_path / "docs" / "guide.md").write_text("# Guide\n\nHow to deploy.\n\n## Backups\n\nNightly.")
-    env = {"DOCS_INCLUDE_PACKAGES": "false", "DOCS_INCLUDE_STDLIB": "false"}
+    env = {"DOCS_INCLUDE_PACKAGES": "false", "DOCS_INCLUDE_STDLIB": "false", "DOCS_PATHS": str(tmp_path / "docs")}
     built = run(["docs", "index", "--no-embeddings"], tmp_path, **env)
     assert built.returncode == 0, built.stderr
     assert "local documentation index built: 2 chunks" in built.stdout

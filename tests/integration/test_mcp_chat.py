@@ -15,7 +15,7 @@ from tests.support import api_client, make_user
 from almanac.llm.fake import ScriptedModel, call, calls, reply
 from almanac.llm.messages import ToolResultBlock
 from almanac.main import Services
-from almanac.tools.marking import DATA_RULE, as_data
+from almanac.text.marking import DATA_RULE, as_data
 
 
 @pytest.fixture

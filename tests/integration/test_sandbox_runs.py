@@ -13,6 +13,7 @@ import textwrap
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
+import pyseccomp
 import pytest
 
 from almanac.tools.assembly import BuiltinTools
@@ -86,10 +87,29 @@ async def test_the_workspace_is_copied_in_and_the_programs_files_saved_back(
     assert "['fifo', 'link.txt', 'notes.txt', 'out']" in result.content
     assert "[saved to the workspace: out/sorted.txt]" in result.content
     assert "[removed from the workspace: old.txt]" in result.content
-    assert "[not saved (links, special files or conflicts): fifo, link.txt]" in result.content
+    assert (
+        "[not saved (links, special files, names that are not UTF-8, or conflicts): fifo, link.txt]" in result.content
+    )
     assert space.read("out/sorted.txt", max_bytes=100)[0] == b"one\nthree\ntwo"
     assert sorted(e.path for e in space.entries()) == ["notes.txt", "out", "out/sorted.txt"]
     assert workspaces.of("user-2").entries() == []  # another user's runs see none of it
+
+
+async def test_a_file_name_that_is_not_utf8_is_skipped_with_a_note_and_the_rest_saved(
+    sandbox: Sandbox, workspaces: Workspaces
+) -> None:
+    tool = CodeExecutionTool(sandbox, languages=("python",), workspaces=workspaces)
+    code = (
+        "import os\nos.makedirs(b'/workspace/d\\xe9j\\xe0', exist_ok=True)\n"
+        "open(b'/workspace/r\\xe9sum\\xe9.txt', 'wb').write(b'latin-1 name')\n"
+        "open(b'/workspace/d\\xe9j\\xe0/inner.txt', 'wb').write(b'under a latin-1 folder')\n"
+        "open('/workspace/ok.txt', 'w').write('fine')"
+    )
+    result = await tool.run({"language": "python", "code": code}, CONTEXT)
+    assert "[saved to the workspace: ok.txt]" in result.content
+    assert "names that are not UTF-8, or conflicts): d\\xe9j\\xe0/inner.txt, r\\xe9sum\\xe9.txt]" in result.content
+    assert [e.path for e in workspaces.of("user-1").entries()] == ["ok.txt"]
+    result.content.encode("utf-8")  # the note itself is text the model can be sent
 
 
 async def test_a_program_that_breaks_the_workspace_limits_saves_nothing(
@@ -107,21 +127,59 @@ async def test_a_program_that_breaks_the_workspace_limits_saves_nothing(
     assert workspaces.of("user-1").read("keep.txt", max_bytes=10)[0] == b"kept"
 
 
-async def test_writing_too_much_to_disk_stops_the_program(workspaces: Workspaces) -> None:
+async def test_a_full_tmp_refuses_writes_and_the_run_never_holds_more() -> None:
+    """/tmp is a file system of `disk_mb`: writing more fails with ENOSPC (the kernel's limit)."""
     box = Sandbox(SandboxConfig(Limits(timeout_s=20, disk_mb=5, file_size_mb=4)))
     if await box.check() is not None:
         pytest.skip("no sandbox here")
-    try:
-        tool = CodeExecutionTool(box, languages=("python",))
-        code = (
-            "import time\nfor i in range(1000):\n"
-            "    open(f'/tmp/{i}', 'wb').write(b'x' * 1_000_000)\n    time.sleep(0.01)"
-        )
-        result = await tool.run({"language": "python", "code": code}, CONTEXT)
-    finally:
-        box.close()
+    tool = CodeExecutionTool(box, languages=("python",))
+    code = (
+        "import os\nwritten = 0\ntry:\n    for i in range(1000):\n"
+        "        open(f'/tmp/{i}', 'wb').write(b'x' * 1_000_000)\n        written += 1\n"
+        "except OSError as exc:\n    print('refused after', written, 'MB:', exc.strerror)\n"
+        "print(os.statvfs('/tmp').f_blocks * os.statvfs('/tmp').f_frsize)"
+    )
+    result = await tool.run({"language": "python", "code": code}, CONTEXT)
+    assert "refused after 5 MB: No space left on device" in result.content
+    assert f"\n{5 * 1024 * 1024}\n" in result.content  # the size the program sees is the limit
+
+
+async def test_writing_too_much_to_tmp_and_workspace_together_stops_the_program() -> None:
+    box = Sandbox(SandboxConfig(Limits(timeout_s=20, disk_mb=5, file_size_mb=4)))
+    if await box.check() is not None:
+        pytest.skip("no sandbox here")
+    tool = CodeExecutionTool(box, languages=("python",))
+    code = (
+        "import time\nopen('/tmp/a', 'wb').write(b'x' * 3_000_000)\n"
+        "open('/workspace/b', 'wb').write(b'x' * 3_000_000)\ntime.sleep(30)"
+    )
+    result = await tool.run({"language": "python", "code": code}, CONTEXT)
     assert "stopped: wrote more than 5 MiB or 2,000 files" in result.content
-    assert result.data is not None and result.data["stopped"] == "disk"
+    assert result.data is not None and result.data["stopped"] == "disk" and result.data["timed_out"] is False
+
+
+async def test_a_workspace_larger_than_the_disk_limit_still_fits_and_the_limit_counts_new_writes(
+    tmp_path: Path,
+) -> None:
+    box = Sandbox(SandboxConfig(Limits(timeout_s=20, disk_mb=1)))
+    if await box.check() is not None:
+        pytest.skip("no sandbox here")
+    spaces = Workspaces(tmp_path / "big", WorkspaceLimits(max_file_bytes=2_000_000, max_total_bytes=5_000_000))
+    spaces.of("user-1").write("a.bin", b"a" * 1_500_000)
+    spaces.of("user-1").write("b.bin", b"b" * 1_500_000)
+    tool = CodeExecutionTool(box, languages=("python",), workspaces=spaces)
+    code = (
+        "import os\nprint(sorted((n, os.path.getsize('/workspace/' + n)) for n in os.listdir('/workspace')))\n"
+        "open('/workspace/c.bin', 'wb').write(b'c' * 500_000)\n"
+        "try:\n    open('/workspace/d.bin', 'wb').write(b'd' * 1_000_000)\n"
+        "except OSError as exc:\n    print('refused', exc.strerror)"
+    )
+    result = await tool.run({"language": "python", "code": code}, CONTEXT)
+    assert "[('a.bin', 1500000), ('b.bin', 1500000)]" in result.content
+    assert "refused No space left on device" in result.content  # 1 MiB of new files, not more
+    assert "[saved to the workspace: c.bin, d.bin]" in result.content  # d.bin as far as it got
+    written = [len(spaces.of("user-1").read(name, max_bytes=2_000_000)[0]) for name in ("c.bin", "d.bin")]
+    assert written[0] == 500_000 and written[0] + written[1] <= 1024 * 1024
 
 
 async def test_a_language_without_an_interpreter_is_reported_and_free(sandbox: Sandbox) -> None:
@@ -144,9 +202,12 @@ def public_folder() -> Iterator[Path]:
     shutil.rmtree(folder)
 
 
-def fake_bwrap(folder: Path, script: str) -> str:
+def fake_bwrap(folder: Path, script: str, *, real_help: bool = True) -> str:
+    """A stand-in for bubblewrap running `script`; `--help` lists the real one's options (unless not)."""
     path = folder / "bwrap"
-    path.write_text("#!/bin/sh\n" + script)
+    real = shutil.which("bwrap", path="/usr/bin:/bin")
+    helping = f'[ "$1" = --help ] && exec {real} --help\n' if real_help and real else ""
+    path.write_text("#!/bin/sh\n" + helping + script)
     path.chmod(0o755)
     return str(path)
 
@@ -189,24 +250,37 @@ async def test_a_sandbox_that_cannot_be_set_up_never_runs_the_program(
     sandbox.close()
 
 
-def test_as_an_unprivileged_user_the_sandbox_runs_as_that_user_with_its_limits() -> None:
+def readable_copy_of_almanac(folder: Path) -> Path:
+    """Almanac's package and the filter's binding, copied into `folder` readable by every user: the
+    repository itself may lie in a folder only its owner can enter (a clone under a private home)."""
+    shutil.copytree(BACKEND / "almanac", folder / "almanac", ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copy(pyseccomp.__file__, folder / "pyseccomp.py")
+    for path in (folder, *folder.rglob("*")):
+        path.chmod(0o755 if path.is_dir() else 0o644)
+    return folder
+
+
+def test_as_an_unprivileged_user_the_sandbox_runs_as_that_user_with_its_limits(public_folder: Path) -> None:
     """Almanac run as a normal user (as in the Docker image): the sandbox is that user's, the process
-    limit holds. Run here through setpriv as uid 65534 with the system Python (when we are root)."""
+    limit and the file systems' sizes hold. Run here through setpriv as uid 65534 with the system
+    Python (when we are root), from a copy of the code that user can read."""
     python = shutil.which("python3", path="/usr/bin:/usr/local/bin")
     if os.geteuid() != 0 or python is None or shutil.which("setpriv") is None:
         pytest.skip("needs root (to become another user), setpriv and a system python3")
+    code_folder = readable_copy_of_almanac(public_folder)
     script = textwrap.dedent(
         f"""
             import asyncio, json, os, sys
-            sys.path.insert(0, {str(BACKEND)!r})
+            sys.path.insert(0, {str(code_folder)!r})
             from almanac.tools.sandbox import Limits, Sandbox, SandboxConfig
 
             async def main():
-                box = Sandbox(SandboxConfig(Limits(timeout_s=5, processes=8)))
+                box = Sandbox(SandboxConfig(Limits(timeout_s=5, processes=8, disk_mb=7)))
                 problem = await box.check()
                 code = (
                     "import os\\nn = 0\\ntry:\\n    while True:\\n        os.fork() or os._exit(0)\\n"
-                    "        n += 1\\nexcept OSError:\\n    print(n, os.getuid())"
+                    "        n += 1\\nexcept OSError:\\n    print(n, os.getuid())\\n"
+                    "print(os.statvfs('/tmp').f_blocks * os.statvfs('/tmp').f_frsize)"
                 )
                 result = None
                 if problem is None:
@@ -226,7 +300,7 @@ def test_as_an_unprivileged_user_the_sandbox_runs_as_that_user_with_its_limits()
         capture_output=True,
         text=True,
         check=False,
-        env={"PATH": "/usr/bin:/bin"},
+        env={"PATH": "/usr/bin:/bin", "PYTHONDONTWRITEBYTECODE": "1"},
         cwd="/",
     )
     assert done.returncode == 0, done.stderr
@@ -234,8 +308,8 @@ def test_as_an_unprivileged_user_the_sandbox_runs_as_that_user_with_its_limits()
     if report["problem"] is not None and not REQUIRE:
         pytest.skip(f"no sandbox for an unprivileged user here: {report['problem']}")
     assert (report["euid"], report["host_user"], report["problem"]) == (65534, None, None)
-    forks, uid = report["out"].split()
-    assert int(forks) < 8 and uid == "1000"
+    forks, uid, tmp_size = report["out"].split()
+    assert int(forks) < 8 and uid == "1000" and int(tmp_size) == 7 * 1024 * 1024
 
 
 def test_it_runs_on_uvloop_as_almanac_serve_does() -> None:

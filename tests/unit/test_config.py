@@ -1,4 +1,4 @@
-"""Settings: defaults, validation naming the variable, provider choice, and the README table."""
+"""Settings: defaults, validation naming the variable, provider choice, and docs/configuration.md."""
 
 import os
 import re
@@ -10,7 +10,7 @@ import pytest
 
 from almanac.config import ConfigError, Settings, load_settings
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+SETTINGS_PAGE = Path(__file__).resolve().parents[2] / "docs" / "configuration.md"
 
 
 def settings(**values: object) -> Settings:
@@ -27,6 +27,11 @@ def test_defaults_are_the_embedded_ones() -> None:
         32_000,
         "claude-haiku-4-5",
     )
+
+
+def test_own_documentation_folders_default_to_the_data_folder_not_this_checkouts_docs() -> None:
+    assert settings(data_dir=Path("/srv/almanac")).resolved_docs_paths == [Path("/srv/almanac/docs")]
+    assert settings(docs_paths="/a, /b").resolved_docs_paths == [Path("/a"), Path("/b")]
 
 
 @pytest.mark.parametrize(
@@ -71,13 +76,19 @@ def test_secrets_are_never_echoed() -> None:
     assert "not" not in str(error.value).split("ANTHROPIC_API_KEY", 1)[1]
 
 
-def test_the_readme_documents_every_variable_with_its_default() -> None:
-    table = {m.group(1): m.group(2) for m in re.finditer(r"^\| `([A-Z0-9_]+)` \| ([^|]*) \|", README.read_text(), re.M)}
+def _documented_settings() -> dict[str, str]:
+    """The settings table of docs/configuration.md: variable → its default as written."""
+    rows = re.finditer(r"^\| `([A-Z0-9_]+)` \| ([^|]*) \|", SETTINGS_PAGE.read_text(), re.M)
+    return {m.group(1): m.group(2) for m in rows}
+
+
+def test_the_settings_page_documents_every_variable() -> None:
+    table = _documented_settings()
     missing = [name.upper() for name in Settings.model_fields if name.upper() not in table]
     assert missing == []
 
 
-def _readme_default(cell: str) -> object:
+def _documented_default(cell: str) -> object:
     value = cell.strip().strip("`").strip()
     if value in ("—", "-", "(empty)", "") or value.startswith("(empty)"):
         return None
@@ -96,11 +107,11 @@ def _as_written(default: object) -> object:
     return str(default)
 
 
-def test_the_readme_defaults_are_the_settings_defaults() -> None:
-    table = {m.group(1): m.group(2) for m in re.finditer(r"^\| `([A-Z0-9_]+)` \| ([^|]*) \|", README.read_text(), re.M)}
+def test_the_settings_page_defaults_are_the_settings_defaults() -> None:
+    table = _documented_settings()
     wrong = []
     for name, field in Settings.model_fields.items():
-        written, actual = _readme_default(table.get(name.upper(), "")), _as_written(field.default)
+        written, actual = _documented_default(table.get(name.upper(), "")), _as_written(field.default)
         if isinstance(actual, float) and written is not None:
             try:
                 written = float(str(written).replace(",", ""))
@@ -109,7 +120,7 @@ def test_the_readme_defaults_are_the_settings_defaults() -> None:
         if isinstance(actual, str) and isinstance(written, str):
             written, actual = written.removeprefix("./"), actual.removeprefix("./")
         if written != actual:
-            wrong.append(f"{name.upper()}: README says {table.get(name.upper())!r}, Settings has {field.default!r}")
+            wrong.append(f"{name.upper()}: the page says {table.get(name.upper())!r}, Settings has {field.default!r}")
     assert wrong == []
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any, Literal
 
 from almanac.billing.adjustments import Adjusted, CreditAdjustments
@@ -27,6 +27,7 @@ from almanac.storage.db import Database, Session
 from almanac.storage.records import UserRecord
 
 CLI_ACTOR = ("cli", "(command line)")
+VIEW_REPEAT_S = 600  # a repeated look at the same thing by the same administrator within this is not recorded again
 
 
 class UnknownTarget(LookupError):
@@ -80,7 +81,7 @@ class AdminService:
         async with self._db.session() as session:
             user = await self._target(session, user_id)
             subscriptions = await billing_store.subscriptions_of(session, user_id=user_id)
-            await self._audit(session, actor, "view_user", user, {})
+            await self._looked(session, actor, "view_user", user, {})
         snapshot = await self._credits.snapshot(user_id=user_id, recent=recent)
         return UserDetail(user, snapshot, subscriptions[0] if subscriptions else None)
 
@@ -160,6 +161,13 @@ class AdminService:
         assert updated is not None
         return updated
 
+    async def viewed(self, actor: Actor, *, action: str, user_id: str | None, details: dict[str, Any]) -> None:
+        """Record a look at one user's data (`user_id`; `UnknownTarget` if there is no such user) or
+        at the whole service's (None) — see `_looked`."""
+        async with self._db.session() as session:
+            user = await self._target(session, user_id) if user_id is not None else None
+            await self._looked(session, actor, action, user, details)
+
     async def audit(
         self, *, target_user_id: str | None = None, limit: int = 50, offset: int = 0
     ) -> tuple[list[AuditRecord], int]:
@@ -178,6 +186,19 @@ class AdminService:
             raise UnknownTarget(user_id)
         return user
 
+    async def _looked(
+        self, session: Session, actor: Actor, action: str, target: UserRecord | None, details: dict[str, Any]
+    ) -> None:
+        """Record a look (not a change): once per administrator, kind of look and target within
+        `VIEW_REPEAT_S`, so reloading a page — as the UI does after every change — does not bury the
+        changes under identical rows. List and search pages are not recorded at all."""
+        since = self._clock() - timedelta(seconds=VIEW_REPEAT_S)
+        target_id = target.id if target is not None else None
+        if not await audit_store.has_entry_since(
+            session, actor_id=actor.id, action=action, target_user_id=target_id, since=since
+        ):
+            await self._audit(session, actor, action, target, details)
+
     async def _audit(
         self, session: Session, actor: Actor, action: str, target: UserRecord | None, details: dict[str, Any]
     ) -> None:
@@ -189,4 +210,5 @@ class AdminService:
             target_user_id=target.id if target else None,
             target_email=target.email if target else None,
             details=details,
+            at=self._clock(),
         )

@@ -9,6 +9,7 @@ from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
 from almanac.api.errors import ApiError
 from almanac.api.guards import CROSS_ORIGIN_MESSAGE, SAFE_METHODS, SESSION_COOKIE, same_origin
+from almanac.auth.service import Identity
 from almanac.services import Services
 from almanac.storage.records import UserRecord
 
@@ -42,15 +43,15 @@ def require_same_origin(request: Request, *, when_absent: bool = True) -> None:
         raise ApiError(403, "cross_origin_request", CROSS_ORIGIN_MESSAGE)
 
 
-async def get_current_user(
-    request: Request,
-    services: ServicesDep,
-    _bearer: Annotated[HTTPAuthorizationCredentials | None, Security(_BEARER)] = None,
-    session: Annotated[str | None, Cookie(alias=SESSION_COOKIE, include_in_schema=False)] = None,
-) -> UserRecord:
-    """The user whose API key is in `Authorization: Bearer …` (or, for the web UI, whose session
-    cookie is valid and, for requests that change state, whose page is ours); 401 otherwise."""
+IDENTITY_STATE = "almanac_identity"  # request state: the caller `admission` already authenticated
+
+
+async def authenticate(request: Request, services: Services) -> Identity:
+    """The caller by the request's headers alone: the owner of the API key in `Authorization: Bearer
+    …`, or (for the web UI) of a valid session cookie — for requests that change state, only from
+    our own pages; 401 otherwise. Never reads the body (the admission middleware calls it first)."""
     authorization = request.headers.get("authorization")
+    session = request.cookies.get(SESSION_COOKIE)
     if not authorization and session:
         require_same_origin(request)
         identity = await services.accounts.session_identity(session)
@@ -58,8 +59,7 @@ async def get_current_user(
             if await services.accounts.is_disabled(session_token=session):
                 raise account_disabled()
             raise ApiError(401, "unauthorized", "the session has expired or was ended; sign in again")
-        request.state.api_key_id = identity.api_key_id
-        return identity.user
+        return identity
     if not authorization:
         raise ApiError(401, "unauthorized", "missing Authorization header (expected 'Bearer <API key>')")
     scheme, _, token = authorization.partition(" ")
@@ -70,6 +70,22 @@ async def get_current_user(
         if await services.accounts.is_disabled(api_key=token.strip()):
             raise account_disabled()
         raise ApiError(401, "unauthorized", "invalid or revoked API key")
+    return identity
+
+
+async def get_current_user(
+    request: Request,
+    services: ServicesDep,
+    _bearer: Annotated[HTTPAuthorizationCredentials | None, Security(_BEARER)] = None,
+    _session: Annotated[str | None, Cookie(alias=SESSION_COOKIE, include_in_schema=False)] = None,
+) -> UserRecord:
+    """The user whose API key is in `Authorization: Bearer …` (or, for the web UI, whose session
+    cookie is valid and, for requests that change state, whose page is ours); 401 otherwise. A
+    caller the admission middleware already authenticated (before reading the body) is not
+    looked up again."""
+    identity = getattr(request.state, IDENTITY_STATE, None)
+    if not isinstance(identity, Identity):
+        identity = await authenticate(request, services)
     request.state.api_key_id = identity.api_key_id
     return identity.user
 

@@ -147,18 +147,23 @@ def validation_response(errors: list[dict[str, Any]]) -> JSONResponse:
     return error_json(422, body)
 
 
+def api_error_response(exc: ApiError) -> JSONResponse:
+    """The response of an `ApiError` (also for middleware that refuses before any route runs)."""
+    headers = {"WWW-Authenticate": "Bearer"} if exc.status == 401 else None
+    if exc.status == 429 and "retry_after" in exc.extra:
+        headers = {"Retry-After": str(exc.extra["retry_after"])}
+    body = error_body(exc.code, exc.message, **exc.extra)
+    if exc.status == 402:
+        body.update({k: exc.extra[k] for k in ("balance", "needed", "how_to_get_more")})
+    return error_json(exc.status, body, headers)
+
+
 def install_error_handlers(app: FastAPI) -> None:
     """Route every error through one JSON shape."""
 
     @app.exception_handler(ApiError)
     async def _api_error(_: Request, exc: ApiError) -> JSONResponse:
-        headers = {"WWW-Authenticate": "Bearer"} if exc.status == 401 else None
-        if exc.status == 429 and "retry_after" in exc.extra:
-            headers = {"Retry-After": str(exc.extra["retry_after"])}
-        body = error_body(exc.code, exc.message, **exc.extra)
-        if exc.status == 402:
-            body.update({k: exc.extra[k] for k in ("balance", "needed", "how_to_get_more")})
-        return error_json(exc.status, body, headers)
+        return api_error_response(exc)
 
     @app.exception_handler(ChatRefused)
     async def _refused(request: Request, exc: ChatRefused) -> JSONResponse:

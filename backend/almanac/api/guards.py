@@ -88,16 +88,25 @@ def _normalise_host(host: str) -> str:
 
 
 def same_origin(origin: str, host_header: str) -> bool:
-    """Whether an `Origin` header names the host (and port) this request was sent to."""
+    """Whether an `Origin` header names the host (and port) this request was sent to. Total: any
+    text is an answer, never an exception (an unparseable origin or port is simply not ours)."""
     if not origin or origin == "null":
         return False
-    parts = urlsplit(origin)
-    if parts.scheme not in ("http", "https") or not parts.hostname:
+    try:
+        parts = urlsplit(origin)
+        origin_port_number = parts.port  # ValueError: out of range or not a number (`:99999…`, `:1.evil`)
+        hostname = parts.hostname
+    except ValueError:  # also an unbalanced `[` of an IPv6 literal
+        return False
+    if parts.scheme not in ("http", "https") or not hostname:
         return False
     host, port = split_host(host_header)
     default = "443" if parts.scheme == "https" else "80"
-    origin_port = str(parts.port) if parts.port is not None else default
-    return _normalise_host(parts.hostname) == _normalise_host(host) and origin_port == (port or default)
+    origin_port = str(origin_port_number) if origin_port_number is not None else default
+    port = port or default
+    if not (port.isascii() and port.isdigit() and len(port) <= 5):
+        return False
+    return _normalise_host(hostname) == _normalise_host(host) and origin_port == str(int(port))
 
 
 CROSS_ORIGIN_MESSAGE = (

@@ -13,7 +13,7 @@ from datetime import datetime
 from typing import Annotated, Any, Literal
 
 from fastapi import Path, Query
-from pydantic import BaseModel, ConfigDict, Field, create_model, model_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, create_model, model_validator
 
 UUID_PATTERN = r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"
 ITEM_ID_PATTERN = r"^q[1-9][0-9]{0,8}(-(t[1-9][0-9]{0,8}|r))?(-sum)?$"
@@ -37,6 +37,18 @@ ConversationIdPath = Annotated[
 ItemIdPath = Annotated[
     str, Path(pattern=ITEM_ID_PATTERN, max_length=32, description="A history item's ID: q3, q3-t1, q3-r, q3-r-sum…")
 ]
+
+
+def _whole_float_as_int(value: Any) -> Any:
+    """JSON Schema's `integer` admits 14.0 (a number without a fractional part): so do we."""
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return value
+
+
+# An integer field that refuses strings and booleans ("3", true) but takes any JSON number JSON
+# Schema calls an integer, 3.0 included — what the OpenAPI schema promises, a client may send.
+WholeNumber = Annotated[int, BeforeValidator(_whole_float_as_int)]
 Offset = Annotated[int, Query(ge=0, le=MAX_OFFSET, description="How many to skip.")]
 
 
@@ -404,6 +416,14 @@ class UsageModelPublic(BaseModel):
     calls: int
     input_tokens: int
     output_tokens: int
+    estimated_calls: int = Field(
+        0,
+        description="Of `calls`, those whose server reported no usage: their tokens were counted by Almanac "
+        "(a conservative estimate) and are included in the totals.",
+    )
+    estimated: bool = Field(
+        False, description="True when any of the tokens shown are estimates (`estimated_calls` > 0)."
+    )
 
 
 class UsageQueryPublic(BaseModel):
@@ -548,7 +568,9 @@ class DiscussionPairCreate(BaseModel):
     threshold: float | None = Field(
         None, ge=0, le=1, strict=True, description="Below this quality score an answer is stuck."
     )
-    max_retries: int | None = Field(None, ge=0, le=5, strict=True, description="How often one turn may ask the helper.")
+    max_retries: WholeNumber | None = Field(
+        None, ge=0, le=5, strict=True, description="How often one turn may ask the helper."
+    )
 
 
 class DiscussionCollaborationCreate(BaseModel):
@@ -564,7 +586,7 @@ class DiscussionCreate(BaseModel):
     goal: str = Field(
         min_length=1, max_length=MAX_GOAL_CHARS, pattern=NOT_BLANK_PATTERN, description="What the discussion is for."
     )
-    turns: int = Field(
+    turns: WholeNumber = Field(
         ge=1, strict=True, description="How many turns in all; the participants speak in order, round and round."
     )
     participants: list[DiscussionParticipantCreate] = Field(min_length=2)
@@ -605,7 +627,7 @@ def discussion_create_model(*, models: list[str], max_turns: int, max_participan
         __base__=DiscussionCreate,
         __module__=__name__,
         turns=(
-            int,
+            WholeNumber,
             Field(ge=1, le=max_turns, strict=True, description=f"How many turns in all (at most {max_turns})."),
         ),
         participants=(

@@ -86,10 +86,13 @@ class EscalationEvent:
 
 @dataclass(frozen=True)
 class UsageEvent:
+    """One model call's tokens (`estimated`: the server reported none; they were counted here)."""
+
     type: ClassVar[str] = "usage"
     turn: int
     input_tokens: int
     output_tokens: int
+    estimated: bool = False
 
 
 @dataclass(frozen=True)

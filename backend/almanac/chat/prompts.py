@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from almanac.tools.marking import DATA_RULE
+from almanac.text.marking import DATA_RULE
 
 SYSTEM_PROMPT = f"""You are Almanac, an assistant that answers software developers' questions, \
 looking things up with tools when that helps. Answer in Markdown; put code in fenced blocks with \

@@ -1,5 +1,6 @@
 """One query being answered: its lifecycle — start the loop, stream its events, and finish (store the
-answer, settle the bill, release the conversation) whatever happened. What tool calls cost and how
+answer, settle the bill, release the conversation) whatever happened. It gets what it needs from
+its service as a `RunContext` (`chat/runtime.py`) and never imports the service. What tool calls cost and how
 they are stored is `chat/hooks.py`.
 
 While the run lives it renews its lease on the conversation every third of `lease_s`, so a short
@@ -19,7 +20,6 @@ import logging
 import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
 import anyio
 
@@ -34,6 +34,7 @@ from almanac.chat.events import (
     UsageEvent,
 )
 from almanac.chat.hooks import QueryHooks, QueryRef
+from almanac.chat.runtime import RunContext
 from almanac.chat.strategies import Strategy
 from almanac.chat.strategies.setup import AnswerLoop, boost_for, collaborate_for
 from almanac.chat.summaries import SummaryDone
@@ -45,9 +46,6 @@ from almanac.memory.ids import ItemKind, query_id, response_id, summary_id
 from almanac.memory.summarise import SummaryRequest, needs_summary
 from almanac.storage.records import ItemRecord, UserRecord
 from almanac.usage.recording import ModelUse, record_query_usage
-
-if TYPE_CHECKING:
-    from almanac.chat.service import ChatService
 
 log = logging.getLogger(__name__)
 FINISH_TIMEOUT_S = 30.0
@@ -83,8 +81,8 @@ class _RunState:
 class ChatRun:
     """Answers one query. Iterate `events()` exactly once."""
 
-    def __init__(self, service: ChatService, setup: RunSetup) -> None:
-        self._service = service
+    def __init__(self, context: RunContext, setup: RunSetup) -> None:
+        self._context = context
         self.setup = setup
         self.query_id = query_id(setup.query_number)
         self._state = _RunState()
@@ -96,11 +94,11 @@ class ChatRun:
                 self.query_id,
                 setup.message,
                 base_credits=setup.base_charge.amount,
-                credit_limit=service.limits.credit_limit,
+                credit_limit=context.limits.credit_limit,
             ),
-            credits=service.credits,
-            history=service.history,
-            summaries=service.summaries,
+            credits=context.credits,
+            history=context.history,
+            summaries=context.summaries,
         )
         self._queue: asyncio.Queue[object] = asyncio.Queue()
         self._worker: asyncio.Task[None] | None = None
@@ -109,6 +107,7 @@ class ChatRun:
         self._answer_loop: AnswerLoop | None = None
         self._usage = Usage()  # the answering model's tokens, from its usage events
         self._calls = 0
+        self._estimated_calls = 0  # calls whose tokens the server did not report
         self._stopped: RunStopped | None = None
         self._base_refunded = False  # the answer carried nothing: its base price went back
 
@@ -117,7 +116,7 @@ class ChatRun:
         its events; a reader that leaves early cancels it."""
         if self._worker is None:
             self._worker = asyncio.create_task(self._work(self._queue))
-            self._service.keep_alive(self._worker)
+            self._context.keep_alive(self._worker)
 
     @property
     def conversation_id(self) -> str:
@@ -167,18 +166,18 @@ class ChatRun:
                 await asyncio.wait([worker])
 
     async def _work(self, queue: asyncio.Queue[object]) -> None:
-        service = self._service
+        context = self._context
         error: Exception | None = None
         cancelled = False
         lease = asyncio.create_task(self._hold_lease())
         self._answering = True
         try:
             queue.put_nowait(
-                MessageStart(self.conversation_id, self.query_id, service.model.name, service.model.provider)
+                MessageStart(self.conversation_id, self.query_id, context.model.name, context.model.provider)
             )
-            items = await service.history.items(user_id=self.setup.user.id, conversation_id=self.conversation_id)
+            items = await context.history.items(user_id=self.setup.user.id, conversation_id=self.conversation_id)
             prompt = QueryPrompt(
-                items, self.setup.query_number, self.setup.message, service.limits.window, service.counter
+                items, self.setup.query_number, self.setup.message, context.limits.window, context.counter
             )
             loop = self._answer_loop = self._loop(prompt)
             async for event in loop.run():
@@ -189,8 +188,9 @@ class ChatRun:
                         self._usage + Usage(event.input_tokens, event.output_tokens),
                         self._calls + 1,
                     )
-                if service.observer is not None:
-                    service.observer(event)
+                    self._estimated_calls += event.estimated
+                if context.observer is not None:
+                    context.observer(event)
                 queue.put_nowait(event)
             self._state.turns, self._state.stop_reason = loop.turns, loop.stop_reason or "end_turn"
         except asyncio.CancelledError:
@@ -202,7 +202,7 @@ class ChatRun:
             error = exc
         self._answering = False
         finisher = asyncio.create_task(self._finish(error=error, cancelled=cancelled, lease=lease))
-        service.keep_alive(finisher)
+        context.keep_alive(finisher)
         try:
             for event in await asyncio.shield(finisher):
                 queue.put_nowait(event)
@@ -214,23 +214,23 @@ class ChatRun:
 
     def _loop(self, prompt: QueryPrompt) -> AnswerLoop:
         """The loop that answers this query, by its strategy."""
-        service = self._service
+        context = self._context
 
         def turn_loop(system: str) -> TurnLoop:
             return TurnLoop(
-                model=service.model,
+                model=context.model,
                 system=system,
                 prompt=prompt,
-                registry=service.registry,
+                registry=context.registry,
                 hooks=self.hooks,
-                limits=service.limits.loop,
+                limits=context.limits.loop,
             )
 
         if self.setup.strategy == "boost":
-            return boost_for(service, prompt, turn_loop)
+            return boost_for(context, prompt, turn_loop)
         if self.setup.strategy == "collaborate":
-            return collaborate_for(service, prompt, self.hooks, where=f"{self.conversation_id}/{self.query_id}")
-        return turn_loop(service.system_prompt)
+            return collaborate_for(context, prompt, self.hooks, where=f"{self.conversation_id}/{self.query_id}")
+        return turn_loop(context.system_prompt)
 
     def _model_uses(self) -> list[ModelUse]:
         """Each model's tokens for this query, by role (a strategy with several models says)."""
@@ -238,18 +238,28 @@ class ChatRun:
         if loop is not None and hasattr(loop, "model_uses"):
             uses: list[ModelUse] = loop.model_uses()
             return uses
-        model = self._service.model
-        return [ModelUse(model.provider, model.name, self._usage.input_tokens, self._usage.output_tokens, self._calls)]
+        model = self._context.model
+        used = self._usage
+        return [
+            ModelUse(
+                model.provider,
+                model.name,
+                used.input_tokens,
+                used.output_tokens,
+                self._calls,
+                estimated_calls=self._estimated_calls,
+            )
+        ]
 
     async def _hold_lease(self) -> None:
         """Renew the conversation's lease every third of its length while the run lives."""
-        service = self._service
-        interval = max(0.05, service.limits.lease_s / 3)
+        context = self._context
+        interval = max(0.05, context.limits.lease_s / 3)
         while True:
             await asyncio.sleep(interval)
             started = time.monotonic()
             try:
-                held = await service.extend_lease(
+                held = await context.leases.extend(
                     conversation_id=self.conversation_id, lock_token=self.setup.lock_token
                 )
             except Exception:  # boundary: a failed renewal is retried at the next beat
@@ -271,7 +281,7 @@ class ChatRun:
             lease.cancel()
 
     async def _settle(self, *, error: Exception | None, cancelled: bool) -> list[ChatEvent]:
-        state, service, setup, tools = self._state, self._service, self.setup, self.hooks.tools
+        state, context, setup, tools = self._state, self._context, self.setup, self.hooks.tools
         await self.hooks.wait_pending()
         # The model produced something as soon as it wrote text or asked for a tool: a tool call's
         # input is model output too. Only a query with neither is refunded entirely.
@@ -295,9 +305,9 @@ class ChatRun:
         await self._store_response(
             response, status="done" if stop_reason not in ("error", "cancelled") else "interrupted"
         )
-        await service.release(conversation_id=self.conversation_id, lock_token=setup.lock_token)
+        await context.leases.release(conversation_id=self.conversation_id, lock_token=setup.lock_token)
         await record_query_usage(
-            service.database,
+            context.database,
             user_id=setup.user.id,
             conversation_id=self.conversation_id,
             query_id=self.query_id,
@@ -311,7 +321,7 @@ class ChatRun:
                 self._late[sum_id] = job
         tools.summaries.update(ready)
         summaries = {sum_id: text for sum_id, text in tools.summaries.items() if sum_id not in self._late}
-        balance = await service.credits.balance(user_id=setup.user.id)
+        balance = await context.credits.balance(user_id=setup.user.id)
         response_sum_id = summary_id(response_id(setup.query_number))
         events.append(
             MessageEnd(
@@ -327,7 +337,7 @@ class ChatRun:
                 turns=state.turns,
                 stop_reason=stop_reason,
                 summaries=summaries,
-                credit_limit=service.limits.credit_limit,
+                credit_limit=context.limits.credit_limit,
                 credit_limit_reached=tools.limit_reached,
             )
         )
@@ -336,7 +346,7 @@ class ChatRun:
     async def _late_summaries(self) -> AsyncIterator[SummaryEvent]:
         """The summaries that finish after `message_end`, as they finish (for a bounded time)."""
         pending = {job: sum_id for sum_id, job in self._late.items()}
-        deadline = time.monotonic() + self._service.limits.summary_wait_s
+        deadline = time.monotonic() + self._context.limits.summary_wait_s
         while pending:
             left = deadline - time.monotonic()
             if left <= 0:
@@ -357,7 +367,7 @@ class ChatRun:
 
     async def _refund_base(self, reason: str) -> None:
         """Give the query's base price back (its tool calls keep their prices)."""
-        await self._service.credits.refund(
+        await self._context.credits.refund(
             user_id=self.setup.user.id,
             charge=self.setup.base_charge,
             context=ChargeContext(reason, self.conversation_id, self.query_id),
@@ -366,12 +376,12 @@ class ChatRun:
         self._base_refunded = True
 
     async def _store_response(self, response: str, *, status: str) -> None:
-        service, number = self._service, self.setup.query_number
+        context, number = self._context, self.setup.query_number
         full_id = response_id(number)
         sum_id = summary_id(full_id)
         long = needs_summary(response)
-        summary = service.summaries.fallback(response, full_id=full_id) if long else response
-        await service.history.add(
+        summary = context.summaries.fallback(response, full_id=full_id) if long else response
+        await context.history.add(
             conversation_id=self.conversation_id,
             items=[
                 ItemRecord(
@@ -381,7 +391,7 @@ class ChatRun:
                     content=response,
                     status=status,
                     credits=self.credits_used,
-                    model=service.model.name,
+                    model=context.model.name,
                 ),
                 ItemRecord(
                     item_id=sum_id,
@@ -395,7 +405,7 @@ class ChatRun:
         )
         self.hooks.tools.summaries[sum_id] = summary
         if long:
-            self.hooks.tools.summary_jobs[sum_id] = service.summaries.schedule(
+            self.hooks.tools.summary_jobs[sum_id] = context.summaries.schedule(
                 conversation_id=self.conversation_id,
                 summary_id=sum_id,
                 full_id=full_id,
@@ -404,16 +414,16 @@ class ChatRun:
 
     async def _undo(self, error: Exception | None) -> list[ChatEvent]:
         """The query produced nothing: refund it and remove every trace of it."""
-        service, setup = self._service, self.setup
+        context, setup = self._context, self.setup
         for item_id, charge in list(self.hooks.charges.items()):
-            await service.credits.refund(
+            await context.credits.refund(
                 user_id=setup.user.id,
                 charge=charge,
                 context=ChargeContext("refund: interrupted", self.conversation_id, self.query_id, item_id),
                 key=refund_key(self.conversation_id, self.query_id, item_id),
             )
         await self._refund_base("refund: the query produced nothing")
-        await service.abandon(
+        await context.leases.abandon(
             conversation_id=self.conversation_id,
             lock_token=setup.lock_token,
             created=setup.created,

@@ -20,7 +20,6 @@ import logging
 import uuid
 import weakref
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -38,14 +37,12 @@ from almanac.chat.errors import (
 from almanac.chat.events import ChatEvent
 from almanac.chat.prompts import SYSTEM_PROMPT
 from almanac.chat.run import ChatRun, RunSetup, RunStopped
+from almanac.chat.runtime import ChatLimits, QueryLeases, RunContext, Strategies
 from almanac.chat.strategies import Strategy
-from almanac.chat.strategies.pairs import Collaboration
-from almanac.chat.strategies.relevance import RelevanceScorer
 from almanac.chat.summaries import SummaryJobs
-from almanac.chat.turn import LoopLimits
 from almanac.llm.base import Model
 from almanac.llm.tokens import TokenCounter
-from almanac.memory.context import ContextOverflow, QueryPrompt, Window, preflight
+from almanac.memory.context import ContextOverflow, QueryPrompt, preflight
 from almanac.memory.history import HistoryStore
 from almanac.memory.ids import ItemKind, query_id, response_id, summary_id
 from almanac.storage import conversations as conversation_store
@@ -55,33 +52,6 @@ from almanac.tools.registry import ToolRegistry
 
 log = logging.getLogger(__name__)
 TITLE_CHARS = 80
-
-
-@dataclass(frozen=True)
-class Strategies:
-    """What the strategies other than `direct` need: the planner (boost) and the helper
-    (collaborate) models, each None when not configured, and the server's default strategy;
-    for collaborate also its configuration (pairs, threshold, retries) and how the relevance of an
-    answer is measured (None: lexical overlap)."""
-
-    default: Strategy = "direct"
-    planner: Model | None = None
-    planner_template: str | None = None
-    planner_timeout_s: float = 60.0
-    helper: Model | None = None
-    collaboration: Collaboration = field(default_factory=Collaboration)
-    relevance: RelevanceScorer | None = None
-    helper_timeout_s: float = 120.0
-
-
-@dataclass(frozen=True)
-class ChatLimits:
-    max_message_chars: int = 32_000
-    summary_wait_s: float = 15.0
-    lease_s: float = 30.0
-    credit_limit: int = 50  # per query; 0: none
-    window: Window = field(default_factory=lambda: Window(1_000_000))
-    loop: LoopLimits = field(default_factory=LoopLimits)
 
 
 INTERRUPTED = (
@@ -177,7 +147,7 @@ class ChatService:
             base_charge=charge,
             strategy=chosen,
         )
-        run = ChatRun(self, setup)
+        run = ChatRun(self.run_context(), setup)
         run.begin()
         self._runs.add(run)
         return run
@@ -212,31 +182,41 @@ class ChatService:
             raise ConversationBusy(conversation_id)
         raise ConversationNotFound(conversation_id)
 
+    def leases(self) -> QueryLeases:
+        """The conversations' query leases (renew, release, undo), on this service's clock."""
+        return QueryLeases(self.database, self.clock, self.limits.lease_s)
+
     async def abandon(self, *, conversation_id: str, lock_token: str, created: bool, query_number: int) -> None:
-        """Undo a query that left nothing worth keeping: its items, its number, and the
-        conversation itself if this query created it."""
-        async with self.database.session() as session:
-            await conversation_store.delete_query_items(
-                session, conversation_id=conversation_id, query_number=query_number
-            )
-            await conversation_store.end_query(
-                session, conversation_id=conversation_id, lock_token=lock_token, undo_query=True
-            )
-            if created:
-                await conversation_store.delete_conversation_by_id(session, conversation_id=conversation_id)
+        """See `QueryLeases.abandon`."""
+        await self.leases().abandon(
+            conversation_id=conversation_id, lock_token=lock_token, created=created, query_number=query_number
+        )
 
     async def release(self, *, conversation_id: str, lock_token: str) -> None:
-        """End a query's hold on its conversation."""
-        async with self.database.session() as session:
-            await conversation_store.end_query(session, conversation_id=conversation_id, lock_token=lock_token)
+        """See `QueryLeases.release`."""
+        await self.leases().release(conversation_id=conversation_id, lock_token=lock_token)
 
     async def extend_lease(self, *, conversation_id: str, lock_token: str) -> bool:
-        """Keep holding the conversation for another lease period; False if the lease was lost."""
-        until = self.clock() + timedelta(seconds=self.limits.lease_s)
-        async with self.database.session() as session:
-            return await conversation_store.extend_lease(
-                session, conversation_id=conversation_id, lock_token=lock_token, lease_until=until
-            )
+        """See `QueryLeases.extend`."""
+        return await self.leases().extend(conversation_id=conversation_id, lock_token=lock_token)
+
+    def run_context(self) -> RunContext:
+        """What a run started now gets from this service."""
+        return RunContext(
+            database=self.database,
+            history=self.history,
+            credits=self.credits,
+            registry=self.registry,
+            model=self.model,
+            summaries=self.summaries,
+            limits=self.limits,
+            system_prompt=self.system_prompt,
+            counter=self.counter,
+            strategies=self.strategies,
+            leases=self.leases(),
+            keep_alive=self.keep_alive,
+            observer=self.observer,
+        )
 
     async def settle_abandoned(self, *, user_id: str | None, conversation_id: str) -> bool:
         """If the conversation's lease expired while a query held it (its process died), settle that

@@ -4,7 +4,8 @@ The loop does no database or HTTP work of its own. It receives a model, the tool
 prompt (its history and context window) and `LoopHooks` (billing, storage and ID allocation,
 provided by the chat service), and yields `ChatEvent`s. Every model call is assembled within the
 model's context window (`memory/context.py`); if the provider still says the prompt is too long,
-the call is retried once with half the window. The loop ends when the model answers without tool
+the call is retried once with half the window. Each model call that completes yields one `usage`
+event (its tokens, `estimated` when the server reported none). The loop ends when the model answers without tool
 calls; at the turn limit the model is asked once more, with tools disabled, for its best answer.
 An answer the model declines to give (`StreamEnd.declined`) ends with the stop reason `declined`.
 Each tool call runs under its own timeout and may report progress; failures become error results
@@ -29,7 +30,7 @@ from almanac.chat.events import (
 )
 from almanac.llm.base import Model, ModelContextTooLong
 from almanac.llm.events import StreamEnd, TextDelta, ToolCallReady, UsageReport
-from almanac.llm.messages import ModelRequest, ToolSpec, ToolUseBlock
+from almanac.llm.messages import ModelRequest, ToolSpec, ToolUseBlock, Usage
 from almanac.memory.context import Assembly, ContextOverflow, Exchange, QueryPrompt, Turn, assemble
 from almanac.tools.base import Tool, ToolContext
 from almanac.tools.registry import ToolRegistry
@@ -163,6 +164,7 @@ class TurnLoop:
         for attempt in (1, 2):
             request = self._request(tools, tool_choice, prompt, final_note)
             started = False
+            used = Usage()
             try:
                 async for event in self.model.stream(request):
                     started = True
@@ -174,11 +176,13 @@ class TurnLoop:
                         calls.append(_Call(event.call, item_id, context))
                         yield ToolCallEvent(event.call.id, event.call.name, dict(event.call.input), item_id, turn)
                     elif isinstance(event, UsageReport):
-                        if event.usage.input_tokens:
-                            prompt.counter.observe(estimated=self.requests[-1].tokens, actual=event.usage.input_tokens)
-                        yield UsageEvent(turn, event.usage.input_tokens, event.usage.output_tokens)
+                        used = used + event.usage
                     elif isinstance(event, StreamEnd):
                         self.stop_reason = DECLINED if event.declined else event.stop_reason
+                if used.input_tokens and not used.estimated:
+                    prompt.counter.observe(estimated=self.requests[-1].tokens, actual=used.input_tokens)
+                # One usage event per model call, even when nothing was counted: the call happened.
+                yield UsageEvent(turn, used.input_tokens, used.output_tokens, estimated=used.estimated)
                 return
             except ModelContextTooLong:
                 if started or attempt == 2:

@@ -2,7 +2,7 @@
 takes part and the discussion so far, and a short instruction for the turn.
 
 The discussion so far is what the other models (and this one) said: model output, so every message
-is marked as data (`tools/marking.py`). It is fitted to a token budget: the newest messages are kept
+is marked as data (`text/marking.py`). It is fitted to a token budget: the newest messages are kept
 whole (each cut to a share of the budget at most), older ones leave first, and one line names the
 turns left out — `retrieve_full_context` returns any of them when that tool is available.
 """
@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from almanac.discussions.spec import DiscussionSpec, Participant
 from almanac.llm.tokens import TokenCounter
-from almanac.tools.marking import DATA_RULE, as_data
+from almanac.text.marking import DATA_RULE, as_data
 
 SYSTEM = """\
 You are {label}, one of {count} participants in a discussion between AI models. Your role: {role}.

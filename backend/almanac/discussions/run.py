@@ -12,7 +12,9 @@ answer (stop reason `declined` or `refusal`) is stored and shown, but its price 
 
 The run lives in a task of its own, holding a lease on the discussion that it renews; a reader that
 leaves early cancels it, and what completed is stored and billed in a finish step that cancellation
-cannot interrupt. A discussion whose process died is settled by the service's sweep.
+cannot interrupt. A discussion whose process died is settled by the service's sweep. The run gets
+what it needs from its service as a `DiscussionContext` (`discussions/runtime.py`) and never
+imports the service.
 """
 
 from __future__ import annotations
@@ -22,7 +24,6 @@ import logging
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from datetime import timedelta
-from typing import TYPE_CHECKING
 
 import anyio
 
@@ -36,6 +37,7 @@ from almanac.chat.strategies.setup import AnswerLoop
 from almanac.chat.turn import NO_ANSWER, TurnLoop
 from almanac.discussions.events import DiscussionEnd, DiscussionEvent, DiscussionStart, InTurn, TurnEnd, TurnStart
 from almanac.discussions.prompts import Said, fit_transcript, instruction, system_prompt
+from almanac.discussions.runtime import DiscussionContext
 from almanac.discussions.spec import DiscussionSpec, Participant
 from almanac.llm.base import Model, ModelError
 from almanac.llm.messages import Usage
@@ -46,9 +48,6 @@ from almanac.storage.discussions import DiscussionRecord
 from almanac.storage.records import ItemRecord, UserRecord
 from almanac.tools.registry import ToolRegistry
 from almanac.usage.recording import ModelUse, record_query_usage
-
-if TYPE_CHECKING:
-    from almanac.discussions.service import DiscussionService
 
 log = logging.getLogger(__name__)
 FINISH_TIMEOUT_S = 30.0
@@ -67,6 +66,7 @@ class _Turn:
     text: list[str] = field(default_factory=list)
     usage: Usage = field(default_factory=Usage)
     calls: int = 0
+    estimated_calls: int = 0  # calls whose tokens the server did not report
     escalations: int = 0
     helper: list[ModelUse] = field(default_factory=list)
     helper_name: str = ""  # the catalog name of its collaboration helper
@@ -77,7 +77,7 @@ class DiscussionRun:
 
     def __init__(
         self,
-        service: DiscussionService,
+        context: DiscussionContext,
         *,
         record: DiscussionRecord,
         spec: DiscussionSpec,
@@ -85,7 +85,7 @@ class DiscussionRun:
         first_charge: Charge,
         registry: ToolRegistry,
     ) -> None:
-        self._service = service
+        self._context = context
         self.record = record
         self.spec = spec
         self.user = user
@@ -110,7 +110,7 @@ class DiscussionRun:
         """Start now; the discussion runs (and is stored and billed) even if nobody reads it."""
         if self._worker is None:
             self._worker = asyncio.create_task(self._work())
-            self._service.keep_alive(self._worker, running=True)
+            self._context.keep_alive(self._worker, running=True)
 
     async def events(self) -> AsyncIterator[DiscussionEvent]:
         """The discussion's events. Leaving early stops it; its finish step still completes."""
@@ -143,7 +143,7 @@ class DiscussionRun:
             log.exception("discussion %s failed", self.discussion_id)
             failure = exc
         finisher = asyncio.create_task(self._finish(emit, failure=failure, cancelled=cancelled, lease=lease))
-        self._service.keep_alive(finisher)
+        self._context.keep_alive(finisher)
         try:
             await asyncio.shield(finisher)
         finally:
@@ -156,7 +156,7 @@ class DiscussionRun:
             charge = self._first_charge if number == 1 else await self._pay(number)
             self._unspent = (number, charge) if charge is not None else None
             if charge is None:
-                balance = await self._service.credits.balance(user_id=self.user.id)
+                balance = await self._context.credits.balance(user_id=self.user.id)
                 emit(
                     ErrorEvent(
                         "insufficient_credits",
@@ -172,16 +172,16 @@ class DiscussionRun:
     async def _pay(self, number: int) -> Charge | None:
         """Debit a turn, in a task of its own: a run cancelled meanwhile still learns what was taken."""
         context = ChargeContext("discussion turn", self.discussion_id, query_id(number))
-        debit = self._service.credits.debit(user_id=self.user.id, amount=DISCUSSION_TURN_COST, context=context)
+        debit = self._context.credits.debit(user_id=self.user.id, amount=DISCUSSION_TURN_COST, context=context)
         self._paying = asyncio.ensure_future(debit)
         charge = await asyncio.shield(self._paying)
         self._paying = None
         return charge
 
     async def _turn(self, number: int, charge: Charge, emit: Callable[[object], None]) -> None:
-        service, spec = self._service, self.spec
+        context, spec = self._context, self.spec
         speaker = spec.speaker(number)
-        model = service.catalog.get(speaker.model)
+        model = context.catalog.get(speaker.model)
         asked = instruction(spec, number)
         hooks = QueryHooks(
             QueryRef(
@@ -191,11 +191,11 @@ class DiscussionRun:
                 query_id(number),
                 asked,
                 base_credits=charge.amount,
-                credit_limit=service.limits.credit_limit,
+                credit_limit=context.limits.credit_limit,
             ),
-            credits=service.credits,
-            history=service.items,
-            summaries=service.summaries,
+            credits=context.credits,
+            history=context.items,
+            summaries=context.summaries,
         )
         turn = self._current = _Turn(number, speaker, model, charge, hooks)
         self._unspent = None
@@ -211,6 +211,7 @@ class DiscussionRun:
             extra = {}
             if isinstance(event, UsageEvent):
                 turn.usage, turn.calls = turn.usage + Usage(event.input_tokens, event.output_tokens), turn.calls + 1
+                turn.estimated_calls += event.estimated
                 extra = {"model": speaker.model, "role": "participant"}
             elif isinstance(event, EscalationEvent):  # models by the names the discussion uses
                 extra = {"from_model": speaker.model, "to_model": turn.helper_name}
@@ -219,7 +220,7 @@ class DiscussionRun:
             turn.escalations = len(loop.escalations)
             turn.helper = [use for use in loop.model_uses() if use.role == "helper"]
             for use in turn.helper:
-                usage = UsageEvent(0, use.input_tokens, use.output_tokens)
+                usage = UsageEvent(0, use.input_tokens, use.output_tokens, estimated=use.estimated_calls > 0)
                 emit(InTurn(usage, number, speaker.index, {"model": turn.helper_name, "role": "helper"}))
         # Closing stores and bills the turn: a reader leaving meanwhile must not cut it in half.
         self._closing = asyncio.ensure_future(self._close(turn, emit, stop_reason=loop.stop_reason or "end_turn"))
@@ -227,19 +228,19 @@ class DiscussionRun:
 
     def _loop(self, turn: _Turn, asked: str) -> AnswerLoop:
         """The speaker's answer: the turn loop, or with collaboration on, the collaboration loop."""
-        service, spec, model = self._service, self.spec, turn.model
-        window = service.window_for(model)
+        context, spec, model = self._context, self.spec, turn.model
+        window = context.window_for(model)
         transcript = fit_transcript(
             self._said,
             budget=max(200, window.prompt_tokens // 2),
-            counter=service.counter,
+            counter=context.counter,
             retrievable="retrieve_full_context" in self.registry,
         )
         tools = bool(len(self.registry)) and model.supports_tools
         system = system_prompt(spec, turn.number, transcript, tools=tools)
-        prompt = QueryPrompt((), turn.number, asked, window, service.counter)
+        prompt = QueryPrompt((), turn.number, asked, window, context.counter)
         if not spec.collaboration.enabled:
-            limits = service.limits.loop
+            limits = context.limits.loop
             return TurnLoop(
                 model=model, system=system, prompt=prompt, registry=self.registry, hooks=turn.hooks, limits=limits
             )
@@ -247,16 +248,16 @@ class DiscussionRun:
         turn.helper_name = pair.secondary or turn.speaker.model
         return collaborate_turn_loop(
             primary=model,
-            helper=service.catalog.get(pair.secondary) if pair.secondary else None,
+            helper=context.catalog.get(pair.secondary) if pair.secondary else None,
             pair=pair,
             system=system,
             task=f"{spec.goal}\n\n{asked}",
             prompt=prompt,
             registry=self.registry,
             hooks=turn.hooks,
-            limits=service.limits.loop,
-            relevance=service.relevance or LexicalRelevance(),
-            helper_timeout_s=service.helper_timeout_s,
+            limits=context.limits.loop,
+            relevance=context.relevance or LexicalRelevance(),
+            helper_timeout_s=context.helper_timeout_s,
             where=f"discussion {self.discussion_id}/{query_id(turn.number)}",
             question=spec.goal,
         )
@@ -265,12 +266,12 @@ class DiscussionRun:
 
     async def _close(self, turn: _Turn, emit: Callable[[object], None], *, stop_reason: str, note: str = "") -> bool:
         """Store and bill the turn (refund it if it produced nothing); True if it was kept."""
-        service = self._service
+        context = self._context
         self._current = None
         await turn.hooks.settle()
         tools = turn.hooks.tools
         if note and not turn.text and tools.count == 0:
-            await service.credits.refund(
+            await context.credits.refund(
                 user_id=self.user.id,
                 charge=turn.charge,
                 context=ChargeContext("refund: the turn produced nothing", self.discussion_id, query_id(turn.number)),
@@ -280,7 +281,7 @@ class DiscussionRun:
         text = "".join(turn.text) + note
         base = turn.charge.amount
         if not note and stop_reason in NO_ANSWER:  # the speaker said it cannot answer: the turn is free
-            await service.credits.refund(
+            await context.credits.refund(
                 user_id=self.user.id,
                 charge=turn.charge,
                 context=ChargeContext("refund: the turn carried nothing", self.discussion_id, query_id(turn.number)),
@@ -296,17 +297,23 @@ class DiscussionRun:
             status="interrupted" if note else "done",
             credits=credits,
         )
-        await service.items.add_message(
+        await context.items.add_message(
             discussion_id=self.discussion_id, item=message, speaker=turn.speaker.index, model=turn.speaker.model
         )
         model = turn.model
         uses = [
             ModelUse(
-                model.provider, model.name, turn.usage.input_tokens, turn.usage.output_tokens, turn.calls, "participant"
+                model.provider,
+                model.name,
+                turn.usage.input_tokens,
+                turn.usage.output_tokens,
+                turn.calls,
+                "participant",
+                turn.estimated_calls,
             )
         ]
         await record_query_usage(
-            service.database,
+            context.database,
             user_id=self.user.id,
             conversation_id=self.discussion_id,
             query_id=query_id(turn.number),
@@ -325,7 +332,7 @@ class DiscussionRun:
                 text,
                 list(tools.names),
                 credits,
-                await service.credits.balance(user_id=self.user.id),
+                await context.credits.balance(user_id=self.user.id),
                 "interrupted" if note else stop_reason,
                 turn.escalations,
             )
@@ -362,7 +369,7 @@ class DiscussionRun:
                         reason,
                         self._turns_done,
                         self._credits_used,
-                        await self._service.credits.balance(user_id=self.user.id),
+                        await self._context.credits.balance(user_id=self.user.id),
                     )
                 )
         finally:
@@ -378,7 +385,7 @@ class DiscussionRun:
             return
         number, charge = self._unspent
         self._unspent = None
-        await self._service.credits.refund(
+        await self._context.credits.refund(
             user_id=self.user.id,
             charge=charge,
             context=ChargeContext("refund: the turn never started", self.discussion_id, query_id(number)),
@@ -386,9 +393,9 @@ class DiscussionRun:
         )
 
     async def _progress(self, status: str, reason: str, *, lease: bool) -> None:
-        service = self._service
-        until = service.clock() + timedelta(seconds=service.limits.lease_s) if lease else None
-        async with service.database.session() as session:
+        context = self._context
+        until = context.clock() + timedelta(seconds=context.limits.lease_s) if lease else None
+        async with context.database.session() as session:
             await store.record_progress(
                 session,
                 discussion_id=self.discussion_id,
@@ -401,12 +408,12 @@ class DiscussionRun:
 
     async def _hold_lease(self) -> None:
         """Renew the discussion's lease every third of its length while it runs."""
-        service = self._service
+        context = self._context
         while True:
-            await asyncio.sleep(max(0.05, service.limits.lease_s / 3))
+            await asyncio.sleep(max(0.05, context.limits.lease_s / 3))
             try:
-                async with service.database.session() as session:
-                    until = service.clock() + timedelta(seconds=service.limits.lease_s)
+                async with context.database.session() as session:
+                    until = context.clock() + timedelta(seconds=context.limits.lease_s)
                     await store.extend_lease(session, discussion_id=self.discussion_id, lease_until=until)
             except Exception:  # boundary: a failed renewal is retried at the next beat
                 log.warning("could not renew the lease of discussion %s", self.discussion_id, exc_info=True)

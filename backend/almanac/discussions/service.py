@@ -12,7 +12,6 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -23,10 +22,10 @@ from almanac.chat.errors import InsufficientCredits
 from almanac.chat.strategies.pairs import Collaboration
 from almanac.chat.strategies.relevance import RelevanceScorer
 from almanac.chat.summaries import SummaryJobs
-from almanac.chat.turn import LoopLimits
 from almanac.discussions.items import DiscussionItems
 from almanac.discussions.run import DiscussionRun
-from almanac.discussions.spec import DiscussionRequest, DiscussionSpec, Limits, check
+from almanac.discussions.runtime import DiscussionContext, DiscussionLimits
+from almanac.discussions.spec import DiscussionRequest, DiscussionSpec, check
 from almanac.llm.base import Model
 from almanac.llm.catalog import ModelCatalog
 from almanac.llm.tokens import TokenCounter
@@ -43,15 +42,6 @@ from almanac.tools.registry import ToolRegistry
 log = logging.getLogger(__name__)
 TITLE_CHARS = 80
 FULL_CONTEXT = "retrieve_full_context"
-
-
-@dataclass(frozen=True)
-class DiscussionLimits:
-    spec: Limits = field(default_factory=Limits)
-    loop: LoopLimits = field(default_factory=LoopLimits)
-    credit_limit: int = 50  # one turn's ceiling (MAX_QUERY_CREDITS); 0: none
-    lease_s: float = 30.0
-    full_context_chars: int = 40_000
 
 
 class DiscussionService:
@@ -126,10 +116,28 @@ class DiscussionService:
                     how_to_get_more=how_to_get_more(user.plan),
                 )
         run = DiscussionRun(
-            self, record=record, spec=spec, user=user, first_charge=charge, registry=self._registry(spec)
+            self.run_context(), record=record, spec=spec, user=user, first_charge=charge, registry=self._registry(spec)
         )
         run.begin()
         return run
+
+    def run_context(self) -> DiscussionContext:
+        """What a run started now gets from this service."""
+        return DiscussionContext(
+            database=self.database,
+            credits=self.credits,
+            catalog=self.catalog,
+            items=self.items,
+            summaries=self.summaries,
+            window_for=self.window_for,
+            limits=self.limits,
+            collaboration=self.collaboration,
+            relevance=self.relevance,
+            helper_timeout_s=self.helper_timeout_s,
+            clock=self.clock,
+            counter=self.counter,
+            keep_alive=self.keep_alive,
+        )
 
     def _registry(self, spec: DiscussionSpec) -> ToolRegistry:
         """The tools of one discussion: those it asked for, `retrieve_full_context` over its own items."""

@@ -14,18 +14,39 @@ Event = dict[str, Any]
 
 
 @dataclass
+class UsageNote:
+    """What an upstream learned while answering one request: whether the usage it put in its
+    answer was estimated (the server reported none). Shared by a request and its copies."""
+
+    estimated: bool = False
+
+
+@dataclass
 class UsageTally:
     """Usage as a stream reports it: input tokens at `message_start` (or later), output tokens
-    cumulative in `message_delta`. Also notes whether a tool_use block started."""
+    cumulative in `message_delta`. Also notes whether a tool_use block started, and keeps what the
+    answer produced (text, tool input, thinking) in case the usage must be estimated."""
 
     input_tokens: int = 0
     output_tokens: int = 0
     tool_use: bool = False
     stop_reason: str | None = None
+    produced: list[str] = field(default_factory=list)
+
+    def add(self, other: UsageTally) -> None:
+        """Add another stream's usage and output (boost: one request, several upstream calls)."""
+        self.input_tokens += other.input_tokens
+        self.output_tokens += other.output_tokens
+        self.produced += other.produced
 
     def observe(self, event: Event) -> None:
         kind = event["type"]
-        if kind == "message_start":
+        if kind == "content_block_delta":
+            delta = event["delta"]
+            piece = delta.get("text") or delta.get("partial_json") or delta.get("thinking")
+            if piece:
+                self.produced.append(piece)
+        elif kind == "message_start":
             usage = event["message"].get("usage") or {}
             self.input_tokens = int(usage.get("input_tokens") or 0) + int(usage.get("cache_read_input_tokens") or 0)
             self.output_tokens = int(usage.get("output_tokens") or 0)
@@ -38,6 +59,7 @@ class UsageTally:
             self.stop_reason = (event.get("delta") or {}).get("stop_reason") or self.stop_reason
         elif kind == "content_block_start" and event["content_block"].get("type") == "tool_use":
             self.tool_use = True
+            self.produced.append(str(event["content_block"].get("name") or ""))
 
 
 @dataclass

@@ -111,8 +111,7 @@ class BoostRun:
             for event in batch:
                 attempt.observe(event)
                 yield event
-        self.executor.input_tokens += attempt.input_tokens
-        self.executor.output_tokens += attempt.output_tokens
+        self.executor.add(attempt)
 
     # --- the run -------------------------------------------------------------------------------
 

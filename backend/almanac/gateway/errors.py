@@ -12,6 +12,9 @@ are the same body sent as an SSE `error` event.
 
 from __future__ import annotations
 
+import math
+from email.utils import parsedate_to_datetime
+
 import orjson
 
 STATUS_TYPES = {
@@ -61,10 +64,27 @@ def error_body(error_type: str, message: str) -> bytes:
     return orjson.dumps({"type": "error", "error": {"type": error_type, "message": message}})
 
 
+def retry_after_header(value: str | None) -> str | None:
+    """An upstream's `Retry-After` as we pass it on: seconds rounded up to whole seconds (some servers
+    send `35.4`, which HTTP does not allow, and rounding down would bring the client back too early),
+    an HTTP date unchanged, anything else dropped."""
+    text = (value or "").strip()
+    try:
+        seconds = float(text)
+    except ValueError:
+        try:
+            parsedate_to_datetime(text)
+        except (TypeError, ValueError, IndexError):
+            return None
+        return text
+    return str(max(0, math.ceil(seconds))) if math.isfinite(seconds) else None
+
+
 def upstream_error(status: int, detail: str, *, retry_after: str | None = None) -> UpstreamError:
     """Our error for an upstream HTTP failure. Rejected upstream credentials are the operator's
     problem, not the caller's, so they become a 500 rather than a 401."""
     detail = detail[:500] or "no details"
+    retry_after = retry_after_header(retry_after)
     if status in (401, 403):
         return UpstreamError(500, f"the upstream model server rejected the gateway's credentials ({detail})")
     if status == 404:

@@ -5,7 +5,8 @@ text block, the first fragment of a tool call opens a `tool_use` block as soon a
 is known (the earliest sign of tool use), and each call's argument fragments are collected and
 sent as `input_json_delta` when the call is complete — repaired first if the model wrote broken
 JSON, so a client never receives arguments it cannot parse. `finish()` closes the open block and
-sends `message_delta` (stop reason, usage) and `message_stop`.
+sends `message_delta` (stop reason, usage) and `message_stop`. A server that sent no usage chunk
+(`reported` stays False) gets its usage estimated by the caller (`estimate`) before `finish()`.
 """
 
 from __future__ import annotations
@@ -39,6 +40,8 @@ class OpenAIStreamConverter:
         self._open_call: _Call | None = None  # the open block's call, when it is a tool_use block
         self._calls: dict[int, _Call] = {}
         self._finish: str | None = None
+        self.reported = False  # a chunk carried usage
+        self.produced: list[str] = []  # text and tool-call pieces, for an estimate when none is reported
 
     def start(self) -> list[Event]:
         """The `message_start` event."""
@@ -59,10 +62,12 @@ class OpenAIStreamConverter:
         events: list[Event] = []
         if chunk.get("usage"):
             self.usage.update(anthropic_usage(chunk["usage"]))
+            self.reported = True
         for choice in chunk.get("choices") or ():
             delta = choice.get("delta") or {}
             text = delta.get("content")
             if text:
+                self.produced.append(text)
                 if self._open is None or self._open_call is not None:
                     self._close(events)
                     events.append(_start(self._next, {"type": "text", "text": ""}))
@@ -84,6 +89,7 @@ class OpenAIStreamConverter:
             call.name += str(function.get("name") or "")
         if function.get("arguments"):
             call.arguments.append(str(function["arguments"]))
+            self.produced.append(call.arguments[-1])
         if call.index is None and call.name:
             self._begin(call, events)
 
@@ -92,6 +98,7 @@ class OpenAIStreamConverter:
         call.index, self._next = self._next, self._next + 1
         call.id = call.id or new_tool_id()
         self.tool_calls += 1
+        self.produced.append(call.name)
         events.append(_start(call.index, {"type": "tool_use", "id": call.id, "name": call.name, "input": {}}))
         self._open, self._open_call = call.index, call
 
@@ -110,6 +117,10 @@ class OpenAIStreamConverter:
             )
         events.append({"type": "content_block_stop", "index": self._open})
         self._open, self._open_call = None, None
+
+    def estimate(self, *, input_tokens: int, output_tokens: int) -> None:
+        """Usage to report when the server sent none (counted by the caller)."""
+        self.usage = {"input_tokens": input_tokens, "output_tokens": output_tokens}
 
     def finish(self) -> list[Event]:
         """Close the open block; `message_delta` and `message_stop`."""

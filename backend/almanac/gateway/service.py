@@ -7,7 +7,8 @@ otherwise the upstream answers directly. A streaming request's first event is aw
 response starts, so a failure before any output is a proper HTTP error; later failures end the
 stream with an `error` event. Every request is recorded (`usage.UsageRecorder`, off the request
 path): user, key, models, tokens in/out (the planner's apart), latency, time to first token,
-status.
+status. An upstream that reports no usage gets its tokens estimated (`estimate.py`), and the row
+says so.
 """
 
 from __future__ import annotations
@@ -27,11 +28,12 @@ from almanac.gateway.accumulate import UsageTally, accumulate
 from almanac.gateway.auth import KeyCache, api_key_from
 from almanac.gateway.boost import BoostRun, BoostSettings
 from almanac.gateway.errors import GatewayError
+from almanac.gateway.estimate import content_pieces, fill_tally
 from almanac.gateway.http import HttpPool, sse_event, sse_events
 from almanac.gateway.tiers import TIERS, Route, TierMap, Upstream
 from almanac.gateway.upstreams import Upstream as UpstreamClient
 from almanac.gateway.usage import UsageRecorder
-from almanac.gateway.wire import MessagesRequest, check_messages, parse_json, parse_messages_request
+from almanac.gateway.wire import MessagesRequest, check_messages, checked_model, parse_json, parse_messages_request
 from almanac.ops.limits import Limiter, RateLimited, StreamSlot
 from almanac.storage.gateway import GatewayUsageRecord
 
@@ -39,6 +41,7 @@ log = logging.getLogger(__name__)
 Event = dict[str, Any]
 CANCELLED = 499  # the caller went away (nginx's convention)
 MODEL_LIST_DATE = "2025-01-01T00:00:00Z"
+COUNT_TOKENS_BUDGET = "count_tokens"  # its own requests-per-minute budget, the plan's allowance
 
 
 @dataclass(frozen=True)
@@ -116,11 +119,27 @@ class GatewayService:
 
     # --- POST /v1/messages -----------------------------------------------------------------------
 
-    async def messages(self, headers: Mapping[str, str], raw: bytes) -> JsonReply | StreamReply:
-        """Answer one Messages request (see the module docstring)."""
-        started = time.perf_counter()
+    async def admit(self, headers: Mapping[str, str]) -> Identity:
+        """The caller of a Messages request, from its headers alone: 401 (no or a bad key), 402 (no
+        credits) or 429 (over the per-user rate) before any of its body is read."""
         identity = await self._identify(headers)
         await self._check_rate(identity)
+        return identity
+
+    async def admit_count(self, headers: Mapping[str, str]) -> Identity:
+        """The caller of a count_tokens request, from its headers alone: 401, or 429 over the per-user
+        rate (a budget of its own, `COUNT_TOKENS_BUDGET`, so counting never starves real requests)."""
+        identity = await self.keys.identity(api_key_from(headers))
+        await self._check_rate(identity, budget=COUNT_TOKENS_BUDGET)
+        return identity
+
+    async def messages(
+        self, headers: Mapping[str, str], raw: bytes, *, identity: Identity | None = None
+    ) -> JsonReply | StreamReply:
+        """Answer one Messages request (see the module docstring); `identity` is the caller `admit`
+        already accepted (else the headers are checked here)."""
+        started = time.perf_counter()
+        identity = identity or await self.admit(headers)
         request = parse_messages_request(raw, headers)
         route = self.tiers.route(request.model)
         call = _Call(identity, request, route, started)
@@ -149,10 +168,10 @@ class GatewayService:
             raise
         return StreamReply(self._relay(call, first, batches, slot))
 
-    async def _check_rate(self, identity: Identity) -> None:
+    async def _check_rate(self, identity: Identity, *, budget: str = "") -> None:
         if self.limiter is not None:
             try:
-                await self.limiter.check_rate(user_id=identity.user.id, plan=identity.user.plan)
+                await self.limiter.check_rate(user_id=identity.user.id, plan=identity.user.plan, budget=budget)
             except RateLimited as exc:
                 raise limit_error(exc) from None
 
@@ -192,6 +211,8 @@ class GatewayService:
         usage = message.get("usage") or {}
         call.tally.input_tokens = int(usage.get("input_tokens") or 0) + int(usage.get("cache_read_input_tokens") or 0)
         call.tally.output_tokens = int(usage.get("output_tokens") or 0)
+        if not call.tally.output_tokens:  # kept for an estimate: the upstream reported no output
+            call.tally.produced = content_pieces(message.get("content") or [])
 
     async def _relay(
         self, call: _Call, first: list[Event], batches: AsyncIterator[list[Event]], slot: StreamSlot | None = None
@@ -224,6 +245,11 @@ class GatewayService:
     def _record(self, call: _Call, status: int, error_type: str | None) -> None:
         boost = call.boost
         tally = boost.executor if boost is not None else call.tally
+        estimated = call.request.usage.estimated
+        # An answer (or part of one) is never free for want of usage; a boost whose executor never
+        # ran (the planner answered) has nothing to estimate for it.
+        if (status == 200 and boost is None) or tally.produced:
+            estimated = fill_tally(tally, call.request.body) or estimated
         self.recorder.record(
             GatewayUsageRecord(
                 user_id=call.identity.user.id,
@@ -242,6 +268,8 @@ class GatewayService:
                 planner_model=boost.settings.planner.name if boost else None,
                 planner_input_tokens=boost.planner.usage.input_tokens if boost else 0,
                 planner_output_tokens=boost.planner.usage.output_tokens if boost else 0,
+                usage_estimated=estimated,
+                planner_usage_estimated=boost.planner.usage.estimated if boost else False,
                 boost_loops=boost.report.loops if boost else 0,
                 boost_outcome=boost.report.outcome if boost else None,
             )
@@ -249,13 +277,15 @@ class GatewayService:
 
     # --- POST /v1/messages/count_tokens, GET /v1/models ------------------------------------------
 
-    async def count_tokens(self, headers: Mapping[str, str], raw: bytes) -> JsonReply:
-        """`{"input_tokens": n}` for a request body (the upstream counts when it can; else an estimate)."""
-        await self.keys.identity(api_key_from(headers))
+    async def count_tokens(
+        self, headers: Mapping[str, str], raw: bytes, *, identity: Identity | None = None
+    ) -> JsonReply:
+        """`{"input_tokens": n}` for a request body (the upstream counts when it can; else an estimate).
+        Counting is under the per-user rate limit, in a budget of its own (`COUNT_TOKENS_BUDGET`)."""
+        if identity is None:
+            await self.admit_count(headers)
         body = parse_json(raw)
-        model = body.get("model")
-        if not isinstance(model, str) or not model:
-            raise GatewayError(400, "model: field required")
+        model = checked_model(body.get("model"))
         check_messages(body)
         route = self.tiers.route(model)
         tokens = await self._upstream(route).count_tokens(body, route.model)

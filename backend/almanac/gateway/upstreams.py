@@ -16,6 +16,7 @@ import orjson
 
 from almanac.gateway.accumulate import accumulate
 from almanac.gateway.errors import GatewayError
+from almanac.gateway.estimate import body_tokens, content_pieces, text_tokens
 from almanac.gateway.http import HttpPool, raise_for_status, sse_blocks, stream_error
 from almanac.gateway.llm_bridge import anthropic_events, model_request
 from almanac.gateway.openai_stream import OpenAIStreamConverter
@@ -30,6 +31,7 @@ from almanac.llm.base import (
     ModelTimeout,
     ModelUnavailable,
 )
+from almanac.llm.events import ModelEvent, UsageReport
 from almanac.llm.text_tools import refuses_tools
 
 Event = dict[str, Any]
@@ -77,7 +79,14 @@ class OpenAIUpstream:
         async with self._http.post(self._url, body, self._headers, timeout_s=self._timeout) as response:
             await raise_for_status(response)
             completion = orjson.loads(await response.read())
-        return anthropic_message(completion, request.model)
+        message = anthropic_message(completion, request.model)
+        if not (isinstance(completion, dict) and completion.get("usage")):  # a server that reports none
+            message["usage"] = {
+                "input_tokens": body_tokens(request.body),
+                "output_tokens": text_tokens(content_pieces(message["content"])),
+            }
+            request.usage.estimated = True
+        return message
 
     async def stream(self, request: MessagesRequest, model: str) -> AsyncIterator[list[Event]]:
         body = self._capped(openai_request(request.body, model, stream=True))
@@ -100,6 +109,11 @@ class OpenAIUpstream:
                     events = []
                 if done:
                     break
+            if not converter.reported:  # llama-cpp-python ignores stream_options.include_usage
+                converter.estimate(
+                    input_tokens=body_tokens(request.body), output_tokens=text_tokens(converter.produced)
+                )
+                request.usage.estimated = True
             yield events + converter.finish()
 
     def _capped(self, body: dict[str, Any]) -> dict[str, Any]:
@@ -194,10 +208,18 @@ async def model_stream(model: Model, request: MessagesRequest, *, max_tokens: in
     if max_tokens is not None and asked.max_tokens > max_tokens:
         asked = replace(asked, max_tokens=max_tokens)
     try:
-        async for event in anthropic_events(model.stream(asked), request.model):
+        async for event in anthropic_events(_noting_estimates(model.stream(asked), request), request.model):
             yield [event]
     except ModelError as exc:
         raise GatewayError(_model_error_status(exc), str(exc)) from None
+
+
+async def _noting_estimates(events: AsyncIterator[ModelEvent], request: MessagesRequest) -> AsyncIterator[ModelEvent]:
+    """`events`; an estimated usage report (the model's server reported none) is noted on `request`."""
+    async for event in events:
+        if isinstance(event, UsageReport) and event.usage.estimated:
+            request.usage.estimated = True
+        yield event
 
 
 def _model_error_status(exc: ModelError) -> int:

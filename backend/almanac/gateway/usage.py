@@ -78,14 +78,30 @@ class UsageRecorder:
     async def _write_pending(self) -> None:
         while self._pending:
             batch, self._pending = self._pending[: self._batch], self._pending[self._batch :]
-            try:
-                if self.billing:
+            if self.billing:
+                try:
                     batch = await self._bill(batch)
-                async with self._db.session() as session:
-                    await store.add_usage(session, rows=batch)
-                self.written += len(batch)
-            except Exception:  # boundary: a failed write must not kill the recorder; it is logged
-                log.exception("could not record %d gateway usage rows", len(batch))
+                except Exception:  # boundary: billing failed (logged); the rows are still recorded
+                    log.exception("could not bill %d gateway usage rows", len(batch))
+            await self._write(batch)
+
+    async def _write(self, batch: list[GatewayUsageRecord]) -> None:
+        """One INSERT for the batch; if it fails, each row on its own, so one bad row (its user
+        deleted meanwhile, a value the database refuses) costs only itself, never the others'."""
+        try:
+            async with self._db.session() as session:
+                await store.add_usage(session, rows=batch)
+            self.written += len(batch)
+            return
+        except Exception as exc:  # boundary: isolate the failing row below; the types are logged, not values
+            if len(batch) == 1:
+                log.error("could not record a gateway usage row (%s)", type(exc).__name__)
+                return
+            log.warning(
+                "could not record %d gateway usage rows at once (%s); one at a time", len(batch), type(exc).__name__
+            )
+        for row in batch:
+            await self._write([row])
 
     async def _bill(self, batch: list[GatewayUsageRecord]) -> list[GatewayUsageRecord]:
         assert self._credits is not None

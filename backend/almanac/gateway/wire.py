@@ -14,6 +14,7 @@ from typing import Any
 
 import orjson
 
+from almanac.gateway.accumulate import UsageNote
 from almanac.gateway.errors import GatewayError
 
 
@@ -24,6 +25,8 @@ class MessagesRequest:
     stream: bool
     max_tokens: int
     headers: Mapping[str, str] = field(default_factory=dict)  # the caller's anthropic-version / -beta
+    # Set by the upstream that answers when the usage it reports is an estimate (copies share it).
+    usage: UsageNote = field(default_factory=UsageNote, compare=False, repr=False)
 
     @property
     def tools(self) -> list[dict[str, Any]]:
@@ -54,9 +57,7 @@ def parse_messages_request(raw: bytes, headers: Mapping[str, str] | None = None)
     """A `POST /v1/messages` body, checked: model, max_tokens, messages and their roles. The
     caller's `anthropic-version` and `anthropic-beta` are kept for an Anthropic upstream."""
     body = parse_json(raw)
-    model = body.get("model")
-    if not isinstance(model, str) or not model:
-        raise GatewayError(400, "model: field required (a model name such as claude-sonnet-4-5)")
+    model = checked_model(body.get("model"))
     max_tokens = body.get("max_tokens")
     if not isinstance(max_tokens, int) or isinstance(max_tokens, bool) or max_tokens < 1:
         raise GatewayError(400, "max_tokens: field required (a positive integer)")
@@ -66,6 +67,24 @@ def parse_messages_request(raw: bytes, headers: Mapping[str, str] | None = None)
         raise GatewayError(400, "stream: must be true or false")
     kept = {name: headers[name] for name in FORWARDED_HEADERS if headers and headers.get(name)}
     return MessagesRequest(body, model, stream, max_tokens, kept)
+
+
+MAX_MODEL_CHARS = 200
+
+
+def checked_model(model: Any) -> str:
+    """A request's model name: present, at most MAX_MODEL_CHARS, printable (no NUL, no control or
+    format characters, no lone surrogates) — it is recorded, labelled in metrics and sent upstream."""
+    if not isinstance(model, str) or not model:
+        raise GatewayError(400, "model: field required (a model name such as claude-sonnet-4-5)")
+    if len(model) > MAX_MODEL_CHARS:
+        raise GatewayError(400, f"model: at most {MAX_MODEL_CHARS} characters")
+    if not model.isprintable() or model != model.strip():
+        raise GatewayError(
+            400,
+            "model: must be printable text without control characters or surrounding spaces (e.g. claude-sonnet-4-5)",
+        )
+    return model
 
 
 def check_messages(body: dict[str, Any]) -> None:

@@ -1,4 +1,9 @@
-"""What a model's stream yields, and the pure accumulator that turns a stream into a response."""
+"""What a model's stream yields, and the pure accumulator that turns a stream into a response.
+
+A model's output is text from outside: what it says and the tool calls it makes (names, IDs,
+arguments) are cleaned as they enter these events (`text.clean`: NUL and lone UTF-16 surrogates
+become U+FFFD), so nothing downstream — a JSON response, an SSE event, a stored item, the next
+request to a model — meets text it cannot encode."""
 
 from __future__ import annotations
 
@@ -6,11 +11,15 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from almanac.llm.messages import Block, ModelResponse, TextBlock, ToolUseBlock, Usage
+from almanac.text.clean import clean_json, clean_text, is_clean
 
 
 @dataclass(frozen=True)
 class TextDelta:
     text: str
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "text", clean_text(self.text))
 
 
 @dataclass(frozen=True)
@@ -18,6 +27,17 @@ class ToolCallReady:
     """A complete tool call (providers emit it when the call's arguments are fully received)."""
 
     call: ToolUseBlock
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "call", clean_call(self.call))
+
+
+def clean_call(call: ToolUseBlock) -> ToolUseBlock:
+    """`call` with its ID, name and arguments cleaned (the same object when they already were)."""
+    arguments = clean_json(dict(call.input))
+    if is_clean(call.id) and is_clean(call.name) and arguments == call.input:
+        return call
+    return ToolUseBlock(clean_text(call.id), clean_text(call.name), arguments, call.parse_error)
 
 
 @dataclass(frozen=True)

@@ -72,11 +72,19 @@ class ModelRequest:
 
 @dataclass(frozen=True)
 class Usage:
+    """Tokens a model call used. `estimated`: the server reported none (or not all) of them, so
+    they were counted here (`llm/usage.py`); a sum is estimated when any of its parts is."""
+
     input_tokens: int = 0
     output_tokens: int = 0
+    estimated: bool = False
 
     def __add__(self, other: Usage) -> Usage:
-        return Usage(self.input_tokens + other.input_tokens, self.output_tokens + other.output_tokens)
+        return Usage(
+            self.input_tokens + other.input_tokens,
+            self.output_tokens + other.output_tokens,
+            self.estimated or other.estimated,
+        )
 
 
 @dataclass(frozen=True)

@@ -15,8 +15,9 @@ window minus the answer's `max_tokens` and a margin), giving way in this order:
 The system prompt, the tools and the current message are never cut: if they alone do not fit,
 `ContextOverflow` says by how much, and nothing is sent.
 
-Everything that did not come from the user — tool results, summaries, earlier answers — is wrapped
-as data (`tools/marking.py`).
+Everything that did not come from the user — tool calls replayed from memory (the name and the
+arguments a model chose), tool results, summaries, earlier answers — is wrapped as data
+(`text/marking.py`).
 """
 
 from __future__ import annotations
@@ -27,10 +28,10 @@ from itertools import groupby
 
 from almanac.llm.messages import Message, TextBlock, ToolResultBlock, ToolSpec, ToolUseBlock
 from almanac.llm.tokens import TokenCounter
-from almanac.memory.history import SUMMARISED_KINDS, describe_tool_call, id_prefix
+from almanac.memory.history import SUMMARISED_KINDS, id_prefix, replayed_tool_call
 from almanac.memory.ids import ItemKind, full_id_of, query_id
 from almanac.storage.records import ItemRecord
-from almanac.tools.marking import as_data
+from almanac.text.marking import as_data
 
 POINTER_TOKENS = 40  # what a result cut down to its pointer still takes
 NOTE_TOKENS = 80  # reserved for the line naming what was left out
@@ -288,11 +289,7 @@ def _render_query(
         if content != item.content:
             shortened.append(item.item_id)
         if item.kind == ItemKind.TOOL_SUMMARY:
-            marker = " (error)" if item.is_error else ""
-            parts.append(
-                f"{id_prefix(item)} Tool call {describe_tool_call(item)}{marker} returned:\n"
-                + as_data(content, source=f"{item.item_id} {item.tool_name or 'tool'}")
-            )
+            parts.append(f"{id_prefix(item)} {replayed_tool_call(item, content)}")
         else:
             parts.append(f"{id_prefix(item)} My answer:\n" + as_data(content, source=item.item_id))
     answer = "\n\n".join(parts) or f"[no answer was recorded for {query_id(number)}]"

@@ -17,6 +17,7 @@ from almanac.memory.ids import ItemKind, query_id
 from almanac.storage import conversations as store
 from almanac.storage.db import Database
 from almanac.storage.records import ItemRecord
+from almanac.text.marking import as_data
 
 FULL_KINDS = frozenset({ItemKind.QUERY, ItemKind.TOOL_RESULT, ItemKind.RESPONSE})
 SUMMARISED_KINDS = frozenset({ItemKind.QUERY, ItemKind.TOOL_SUMMARY, ItemKind.RESPONSE_SUMMARY})
@@ -53,6 +54,16 @@ def describe_tool_call(item: ItemRecord) -> str:
     return f"{item.tool_name or 'tool'}({arguments})"
 
 
+def replayed_tool_call(item: ItemRecord, content: str) -> str:
+    """An earlier tool call and its (summarised) result, as a model reads it from memory: the call —
+    name and arguments a model chose — and the result inside one data element, since both came
+    from a model or a tool and either may hold text posing as instructions."""
+    marker = " (error)" if item.is_error else ""
+    return f"Tool call{marker} and what it returned:\n" + as_data(
+        f"{describe_tool_call(item)} returned:\n{content}", source=f"{item.item_id} {item.tool_name or 'tool'}"
+    )
+
+
 def working_messages(
     items: Sequence[ItemRecord], *, query_number: int, query_text: str, track: str = "summarised"
 ) -> list[Message]:
@@ -81,9 +92,8 @@ def working_messages(
 
 def _render_answer_part(item: ItemRecord) -> str:
     if item.kind in (ItemKind.TOOL_SUMMARY, ItemKind.TOOL_RESULT):
-        marker = " (error)" if item.is_error else ""
-        return f"{id_prefix(item)} Tool call {describe_tool_call(item)}{marker}: {item.content}"
-    return f"{id_prefix(item)} {item.content}"
+        return f"{id_prefix(item)} {replayed_tool_call(item, item.content)}"
+    return f"{id_prefix(item)} {as_data(item.content, source=item.item_id)}"
 
 
 def message_chars(messages: Iterable[Message]) -> int:

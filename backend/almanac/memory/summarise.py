@@ -15,7 +15,7 @@ from typing import Protocol
 from almanac.llm.base import Model, complete
 from almanac.llm.messages import Message, ModelRequest
 from almanac.memory.ids import ItemKind
-from almanac.tools.marking import DATA_RULE, as_data
+from almanac.text.marking import DATA_RULE, as_data
 
 SHORT_ENOUGH = 400  # characters; items this short are their own summary
 _CODE_BLOCK = re.compile(r"```([\w+-]*)[^\n]*\n(.*?)(?:```|\Z)", re.S)

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import math
 import time
 import uuid
 import weakref
@@ -50,6 +51,12 @@ class LimitConfig:
 
     def requests_per_window(self, plan: str) -> int:
         return self.per_minute.get(plan, self.per_minute.get(self.default_plan, 0))
+
+
+def retry_after_s(wait_s: float) -> int:
+    """Whole seconds a client is told to wait (`Retry-After`): rounded up, at least 1 — a 35.4 s wait
+    says 36, since a client that comes back after 35 s is refused again."""
+    return max(1, math.ceil(wait_s))
 
 
 class RateLimited(Exception):
@@ -104,21 +111,22 @@ class Limiter:
         self._store_down_until = time.monotonic() + STORE_BACKOFF_S
         log.warning("limit store failed (%s); admitting without limits for %g s", what, STORE_BACKOFF_S, exc_info=True)
 
-    async def check_rate(self, *, user_id: str, plan: str) -> None:
-        """Count one request of the user's; `RateLimited` if their plan's budget is spent."""
+    async def check_rate(self, *, user_id: str, plan: str, budget: str = "") -> None:
+        """Count one request of the user's; `RateLimited` if their plan's budget is spent. `budget`
+        names a budget of its own, with the same allowance (e.g. token counting, which should not eat
+        into the budget of the requests that do the work)."""
         allowed = self.config.requests_per_window(plan)
         if allowed <= 0 or not self._store_usable():
             return
+        key = f"rate:{user_id}:{budget}" if budget else f"rate:{user_id}"
         try:
-            wait_s = await self.store.hit(
-                f"rate:{user_id}", uuid.uuid4().hex, limit=allowed, window_s=self.config.window_s
-            )
+            wait_s = await self.store.hit(key, uuid.uuid4().hex, limit=allowed, window_s=self.config.window_s)
         except Exception:  # boundary: an unreachable store admits (and says so) rather than failing requests
             self._store_failed("rate limit")
             return
         if wait_s > 0:
             self._refused("requests")
-            raise RateLimited("requests", allowed, max(1, int(-(-wait_s // 1))))
+            raise RateLimited("requests", allowed, retry_after_s(wait_s))
 
     async def open_stream(self, *, user_id: str, kind: StreamKind) -> StreamSlot:
         """Hold one of the user's stream slots; `RateLimited` if they all are held."""

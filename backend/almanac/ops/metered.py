@@ -73,6 +73,7 @@ class MeteredModel:
                 outcome=outcome,
                 input_tokens=usage.input_tokens,
                 output_tokens=usage.output_tokens,
+                estimated=usage.estimated,
             )
             close = getattr(events, "aclose", None)
             if close is not None:
@@ -138,6 +139,7 @@ def gateway_observer(metrics: Metrics) -> Callable[[GatewayUsageRecord], None]:
             outcome=outcome,
             input_tokens=row.input_tokens,
             output_tokens=row.output_tokens,
+            estimated=row.usage_estimated,
         )
         if row.planner_model:
             metrics.model_call(
@@ -147,6 +149,7 @@ def gateway_observer(metrics: Metrics) -> Callable[[GatewayUsageRecord], None]:
                 outcome=outcome,
                 input_tokens=row.planner_input_tokens,
                 output_tokens=row.planner_output_tokens,
+                estimated=row.planner_usage_estimated,
             )
 
     return observe

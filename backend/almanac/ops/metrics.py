@@ -6,6 +6,8 @@ What is counted (all per process; see README "Operations" for scraping several p
     almanac_http_request_duration_seconds{method, route}      to the end of the response (a stream's whole life)
     almanac_model_calls_total{source, provider, model, outcome}     source: chat | gateway; outcome: ok | error …
     almanac_model_tokens_total{source, provider, model, direction}  direction: input | output
+    almanac_model_tokens_estimated_total{source, provider, model, direction}   the part of the above
+                                                              that was estimated (the server reported no usage)
     almanac_tool_calls_total{tool, status}                    status as in `tool_result` events
     almanac_tool_errors_total{tool}
     almanac_credits_debited_total{source}, almanac_credits_refunded_total{source}   source: chat | gateway
@@ -14,9 +16,10 @@ What is counted (all per process; see README "Operations" for scraping several p
     almanac_mcp_server_up{server}, almanac_mcp_server_tools{server}   read from the MCP client when scraped
     process_* and python_gc_*                                 the process's CPU, memory, file descriptors, GC
 
-Label values a client can choose (a model name passed through to an upstream) are bounded: after
-`MAX_LABEL_VALUES` distinct values of a label, new ones are counted as `other`, so no client can
-grow the scrape without limit.
+Label values a client can choose (a model name passed through to an upstream) are bounded: each is
+cut to `MAX_LABEL_CHARS` with anything unprintable (NUL, control characters, lone surrogates)
+replaced, and after `MAX_LABEL_VALUES` distinct values of a label, new ones are counted as `other`,
+so no client can grow the scrape without limit or break its text.
 """
 
 from __future__ import annotations
@@ -37,6 +40,7 @@ from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.registry import Collector
 
 MAX_LABEL_VALUES = 100
+MAX_LABEL_CHARS = 100
 LATENCY_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 120.0, 300.0)
 McpStatus = tuple[str, str, int]  # server name, state ("ready", "restarting", "off", …), tools registered
 CONTENT_TYPE = CONTENT_TYPE_LATEST
@@ -51,12 +55,19 @@ class BoundedLabel:
         self._seen: set[str] = set()
 
     def __call__(self, value: str) -> str:
+        value = label_text(value)
         if value in self._seen:
             return value
         if len(self._seen) >= self.limit:
             return "other"
         self._seen.add(value)
         return value
+
+
+def label_text(value: str) -> str:
+    """A label value as exposed: at most MAX_LABEL_CHARS, printable (others become U+FFFD)."""
+    value = value[:MAX_LABEL_CHARS]
+    return value if value.isprintable() else "".join(ch if ch.isprintable() else "\ufffd" for ch in value)
 
 
 class _McpCollector(Collector):
@@ -96,6 +107,12 @@ class Metrics:
         self.model_tokens = Counter(
             "almanac_model_tokens", "Model tokens", ["source", "provider", "model", "direction"], registry=registry
         )
+        self.model_tokens_estimated = Counter(
+            "almanac_model_tokens_estimated",
+            "Model tokens counted by Almanac because the server reported none (included in almanac_model_tokens)",
+            ["source", "provider", "model", "direction"],
+            registry=registry,
+        )
         self.tool_calls = Counter("almanac_tool_calls", "Tool calls", ["tool", "status"], registry=registry)
         self.tool_errors = Counter("almanac_tool_errors", "Tool calls ending in an error", ["tool"], registry=registry)
         self.credits_debited = Counter("almanac_credits_debited", "Credits debited", ["source"], registry=registry)
@@ -127,15 +144,24 @@ class Metrics:
         self.latency.labels(method, route).observe(seconds)
 
     def model_call(
-        self, *, source: str, provider: str, model: str, outcome: str, input_tokens: int, output_tokens: int
+        self,
+        *,
+        source: str,
+        provider: str,
+        model: str,
+        outcome: str,
+        input_tokens: int,
+        output_tokens: int,
+        estimated: bool = False,
     ) -> None:
-        """One model call and the tokens it used."""
+        """One model call and the tokens it used (`estimated`: counted here, the server reported none)."""
         model = self._models(model)
         self.model_calls.labels(source, provider, model, outcome).inc()
-        if input_tokens:
-            self.model_tokens.labels(source, provider, model, "input").inc(input_tokens)
-        if output_tokens:
-            self.model_tokens.labels(source, provider, model, "output").inc(output_tokens)
+        for direction, count in (("input", input_tokens), ("output", output_tokens)):
+            if count:
+                self.model_tokens.labels(source, provider, model, direction).inc(count)
+                if estimated:
+                    self.model_tokens_estimated.labels(source, provider, model, direction).inc(count)
 
     def tool_call(self, *, tool: str, status: str, is_error: bool) -> None:
         """One tool call's end."""

@@ -33,8 +33,9 @@ async def add_entry(
     target_user_id: str | None,
     target_email: str | None,
     details: dict[str, Any],
+    at: datetime | None = None,
 ) -> None:
-    """Append one entry (in the transaction of the action it records)."""
+    """Append one entry (in the transaction of the action it records), made `at` (default: now)."""
     session.add(
         AuditEntry(
             actor_id=actor_id,
@@ -43,10 +44,25 @@ async def add_entry(
             target_user_id=target_user_id,
             target_email=target_email,
             details=details,
-            created_at=utcnow(),
+            created_at=at or utcnow(),
         )
     )
     await session.flush()
+
+
+async def has_entry_since(
+    session: AsyncSession, *, actor_id: str, action: str, target_user_id: str | None, since: datetime
+) -> bool:
+    """Whether this actor recorded this action on this target (None: on no user) since `since`."""
+    target = (
+        AuditEntry.target_user_id.is_(None) if target_user_id is None else AuditEntry.target_user_id == target_user_id
+    )
+    query = (
+        select(AuditEntry.id)
+        .where(AuditEntry.actor_id == actor_id, AuditEntry.action == action, target, AuditEntry.created_at >= since)
+        .limit(1)
+    )
+    return (await session.execute(query)).first() is not None
 
 
 async def entries(

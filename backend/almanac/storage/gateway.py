@@ -33,6 +33,8 @@ class GatewayUsageRecord:
     boost_loops: int = 0
     boost_outcome: str | None = None  # summary | guided | best | direct (fallback)
     credits: int = 0
+    usage_estimated: bool = False  # the upstream reported no usage: its tokens were counted here
+    planner_usage_estimated: bool = False
 
 
 async def add_usage(session: Session, *, rows: Sequence[GatewayUsageRecord]) -> None:

@@ -27,6 +27,8 @@ from sqlalchemy import (
 from sqlalchemy.engine import Dialect
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
+from almanac.text.clean import clean_json, clean_text
+
 
 def utcnow() -> datetime:
     """The current time, timezone-aware, in UTC."""
@@ -50,34 +52,68 @@ class UTCDateTime(TypeDecorator[datetime]):
         return value
 
 
+class CleanString(TypeDecorator[str]):
+    """A string column that stores any Python text: NUL and lone surrogates become U+FFFD on the way
+    in (`text.clean`), and a value longer than the column is cut to its length (PostgreSQL refuses
+    it, SQLite would keep it), so no writer — model output, tool output, a client's names — can make
+    a write fail, lose the rows written with it, or store what a later read cannot encode. Values
+    that reach these columns from outside are validated long before; this is the floor under them."""
+
+    impl = String
+    cache_ok = True
+
+    def process_bind_param(self, value: str | None, dialect: Dialect) -> str | None:
+        if not isinstance(value, str):
+            return value
+        length = getattr(self.impl, "length", None)
+        return clean_text(value[:length] if length and len(value) > length else value)
+
+
+class CleanText(CleanString):
+    """`CleanString` of unbounded length (TEXT)."""
+
+    impl = Text
+    cache_ok = True
+
+
+class CleanJSON(TypeDecorator[Any]):
+    """A JSON column whose strings (keys and values) are cleaned like `CleanString`'s."""
+
+    impl = JSON
+    cache_ok = True
+
+    def process_bind_param(self, value: Any, dialect: Dialect) -> Any:
+        return clean_json(value)
+
+
 # BIGINT on PostgreSQL, INTEGER (the rowid alias) on SQLite, so autoincrement works on both.
 BigId = BigInteger().with_variant(Integer(), "sqlite")
 
 
 class Base(DeclarativeBase):
-    type_annotation_map: ClassVar[dict[Any, Any]] = {datetime: UTCDateTime, dict[str, Any]: JSON}
+    type_annotation_map: ClassVar[dict[Any, Any]] = {datetime: UTCDateTime, dict[str, Any]: CleanJSON}
 
 
 class User(Base):
     __tablename__ = "users"
 
-    id: Mapped[str] = mapped_column(String(36), primary_key=True)
-    email: Mapped[str] = mapped_column(String(320), unique=True)
-    plan: Mapped[str] = mapped_column(String(16), default="free")
-    default_strategy: Mapped[str | None] = mapped_column(String(16), default=None)  # None: the server's default
+    id: Mapped[str] = mapped_column(CleanString(36), primary_key=True)
+    email: Mapped[str] = mapped_column(CleanString(320), unique=True)
+    plan: Mapped[str] = mapped_column(CleanString(16), default="free")
+    default_strategy: Mapped[str | None] = mapped_column(CleanString(16), default=None)  # None: the server's default
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
-    role: Mapped[str] = mapped_column(String(16), default="user", server_default="user")  # user | admin
+    role: Mapped[str] = mapped_column(CleanString(16), default="user", server_default="user")  # user | admin
     disabled_at: Mapped[datetime | None] = mapped_column(default=None)  # set: no key or session of theirs works
 
 
 class ApiKey(Base):
     __tablename__ = "api_keys"
 
-    id: Mapped[str] = mapped_column(String(36), primary_key=True)
+    id: Mapped[str] = mapped_column(CleanString(36), primary_key=True)
     user_id: Mapped[str] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), index=True)
-    key_hash: Mapped[str] = mapped_column(String(64), unique=True)
-    prefix: Mapped[str] = mapped_column(String(16))
-    name: Mapped[str] = mapped_column(String(100), default="")
+    key_hash: Mapped[str] = mapped_column(CleanString(64), unique=True)
+    prefix: Mapped[str] = mapped_column(CleanString(16))
+    name: Mapped[str] = mapped_column(CleanString(100), default="")
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
     last_used_at: Mapped[datetime | None] = mapped_column(default=None)
     revoked_at: Mapped[datetime | None] = mapped_column(default=None)
@@ -88,7 +124,7 @@ class WebSession(Base):
 
     __tablename__ = "web_sessions"
 
-    token_hash: Mapped[str] = mapped_column(String(64), primary_key=True)
+    token_hash: Mapped[str] = mapped_column(CleanString(64), primary_key=True)
     user_id: Mapped[str] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), index=True)
     api_key_id: Mapped[str | None] = mapped_column(
         ForeignKey("api_keys.id", ondelete="CASCADE"), index=True, default=None
@@ -110,8 +146,8 @@ class CreditAccount(Base):
     user_id: Mapped[str] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), primary_key=True)
     daily_balance: Mapped[int] = mapped_column(Integer, default=0)
     pack_balance: Mapped[int] = mapped_column(Integer, default=0)
-    daily_period: Mapped[str] = mapped_column(String(10), default="")
-    month_period: Mapped[str] = mapped_column(String(7), default="")
+    daily_period: Mapped[str] = mapped_column(CleanString(10), default="")
+    month_period: Mapped[str] = mapped_column(CleanString(7), default="")
     month_used: Mapped[int] = mapped_column(Integer, default=0)
     last_debit_daily: Mapped[int] = mapped_column(Integer, default=0)
 
@@ -121,16 +157,16 @@ class LedgerEntry(Base):
     __table_args__ = (Index("ix_ledger_user_id_id", "user_id", "id"),)
 
     id: Mapped[int] = mapped_column(BigId, primary_key=True, autoincrement=True)
-    user_id: Mapped[str] = mapped_column(String(36))
+    user_id: Mapped[str] = mapped_column(CleanString(36))
     delta: Mapped[int] = mapped_column(Integer)
-    bucket: Mapped[str] = mapped_column(String(8))
-    kind: Mapped[str] = mapped_column(String(16))
-    reason: Mapped[str] = mapped_column(String(200), default="")
-    period: Mapped[str] = mapped_column(String(10), default="")
-    conversation_id: Mapped[str | None] = mapped_column(String(36), default=None)
-    query_id: Mapped[str | None] = mapped_column(String(16), default=None)
-    item_id: Mapped[str | None] = mapped_column(String(32), default=None)
-    idem_key: Mapped[str | None] = mapped_column(String(120), default=None, unique=True)
+    bucket: Mapped[str] = mapped_column(CleanString(8))
+    kind: Mapped[str] = mapped_column(CleanString(16))
+    reason: Mapped[str] = mapped_column(CleanString(200), default="")
+    period: Mapped[str] = mapped_column(CleanString(10), default="")
+    conversation_id: Mapped[str | None] = mapped_column(CleanString(36), default=None)
+    query_id: Mapped[str | None] = mapped_column(CleanString(16), default=None)
+    item_id: Mapped[str | None] = mapped_column(CleanString(32), default=None)
+    idem_key: Mapped[str | None] = mapped_column(CleanString(120), default=None, unique=True)
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
 
 
@@ -138,12 +174,12 @@ class Conversation(Base):
     __tablename__ = "conversations"
     __table_args__ = (Index("ix_conversations_user_updated", "user_id", "updated_at"),)
 
-    id: Mapped[str] = mapped_column(String(36), primary_key=True)
+    id: Mapped[str] = mapped_column(CleanString(36), primary_key=True)
     user_id: Mapped[str] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"))
-    title: Mapped[str] = mapped_column(String(200), default="")
+    title: Mapped[str] = mapped_column(CleanString(200), default="")
     query_counter: Mapped[int] = mapped_column(Integer, default=0)
-    strategy: Mapped[str | None] = mapped_column(String(16), default=None)  # None: the user's default
-    lock_token: Mapped[str | None] = mapped_column(String(36), default=None)
+    strategy: Mapped[str | None] = mapped_column(CleanString(16), default=None)  # None: the user's default
+    lock_token: Mapped[str | None] = mapped_column(CleanString(36), default=None)
     locked_until: Mapped[datetime | None] = mapped_column(default=None)
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
     updated_at: Mapped[datetime] = mapped_column(default=utcnow)
@@ -160,19 +196,19 @@ class HistoryItem(Base):
 
     seq: Mapped[int] = mapped_column(BigId, primary_key=True, autoincrement=True)
     conversation_id: Mapped[str] = mapped_column(ForeignKey("conversations.id", ondelete="CASCADE"))
-    item_id: Mapped[str] = mapped_column(String(32))
+    item_id: Mapped[str] = mapped_column(CleanString(32))
     query_number: Mapped[int] = mapped_column(Integer)
-    kind: Mapped[str] = mapped_column(String(20))
-    ref: Mapped[str | None] = mapped_column(String(32), default=None)
-    content: Mapped[str] = mapped_column(Text, default="")
-    status: Mapped[str] = mapped_column(String(12), default="done")
-    tool_name: Mapped[str | None] = mapped_column(String(128), default=None)
+    kind: Mapped[str] = mapped_column(CleanString(20))
+    ref: Mapped[str | None] = mapped_column(CleanString(32), default=None)
+    content: Mapped[str] = mapped_column(CleanText, default="")
+    status: Mapped[str] = mapped_column(CleanString(12), default="done")
+    tool_name: Mapped[str | None] = mapped_column(CleanString(128), default=None)
     tool_input: Mapped[dict[str, Any] | None] = mapped_column(default=None)
-    tool_use_id: Mapped[str | None] = mapped_column(String(100), default=None)
+    tool_use_id: Mapped[str | None] = mapped_column(CleanString(100), default=None)
     is_error: Mapped[bool] = mapped_column(Boolean, default=False)
     credits: Mapped[int] = mapped_column(Integer, default=0)
     duration_ms: Mapped[int | None] = mapped_column(Integer, default=None)
-    model: Mapped[str | None] = mapped_column(String(200), default=None)  # a response's model
+    model: Mapped[str | None] = mapped_column(CleanString(200), default=None)  # a response's model
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
     updated_at: Mapped[datetime] = mapped_column(default=utcnow)
 
@@ -182,10 +218,10 @@ class DocCacheEntry(Base):
 
     __tablename__ = "doc_cache"
 
-    key: Mapped[str] = mapped_column(String(64), primary_key=True)
-    source: Mapped[str] = mapped_column(String(20))
+    key: Mapped[str] = mapped_column(CleanString(64), primary_key=True)
+    source: Mapped[str] = mapped_column(CleanString(20))
     status: Mapped[int] = mapped_column(Integer)
-    body: Mapped[str] = mapped_column(Text)
+    body: Mapped[str] = mapped_column(CleanText)
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
     expires_at: Mapped[datetime] = mapped_column()
 
@@ -195,8 +231,8 @@ class CachedEmbedding(Base):
 
     __tablename__ = "embedding_cache"
 
-    model_id: Mapped[str] = mapped_column(String(100), primary_key=True)
-    content_hash: Mapped[str] = mapped_column(String(64), primary_key=True)
+    model_id: Mapped[str] = mapped_column(CleanString(100), primary_key=True)
+    content_hash: Mapped[str] = mapped_column(CleanString(64), primary_key=True)
     vector: Mapped[bytes] = mapped_column(LargeBinary)
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
 
@@ -206,11 +242,11 @@ class DocLibrary(Base):
 
     __tablename__ = "doc_libraries"
 
-    id: Mapped[str] = mapped_column(String(200), primary_key=True)
-    title: Mapped[str] = mapped_column(String(200))
-    description: Mapped[str] = mapped_column(Text, default="")
-    kind: Mapped[str] = mapped_column(String(20))
-    version: Mapped[str] = mapped_column(String(50), default="")
+    id: Mapped[str] = mapped_column(CleanString(200), primary_key=True)
+    title: Mapped[str] = mapped_column(CleanString(200))
+    description: Mapped[str] = mapped_column(CleanText, default="")
+    kind: Mapped[str] = mapped_column(CleanString(20))
+    version: Mapped[str] = mapped_column(CleanString(50), default="")
     chunk_count: Mapped[int] = mapped_column(Integer, default=0)
 
 
@@ -221,12 +257,12 @@ class DocChunk(Base):
     __table_args__ = (Index("ix_doc_chunks_library", "library_id"),)
 
     seq: Mapped[int] = mapped_column(BigId, primary_key=True, autoincrement=True)
-    library_id: Mapped[str] = mapped_column(String(200))
+    library_id: Mapped[str] = mapped_column(CleanString(200))
     position: Mapped[int] = mapped_column(Integer)
-    title: Mapped[str] = mapped_column(Text, default="")
-    source_url: Mapped[str | None] = mapped_column(Text, default=None)
-    text: Mapped[str] = mapped_column(Text)
-    content_hash: Mapped[str] = mapped_column(String(64))
+    title: Mapped[str] = mapped_column(CleanText, default="")
+    source_url: Mapped[str | None] = mapped_column(CleanText, default=None)
+    text: Mapped[str] = mapped_column(CleanText)
+    content_hash: Mapped[str] = mapped_column(CleanString(64))
 
 
 class DocIndex(Base):
@@ -234,11 +270,11 @@ class DocIndex(Base):
 
     __tablename__ = "doc_index"
 
-    name: Mapped[str] = mapped_column(String(50), primary_key=True)
+    name: Mapped[str] = mapped_column(CleanString(50), primary_key=True)
     built_at: Mapped[datetime] = mapped_column(default=utcnow)
     chunk_count: Mapped[int] = mapped_column(Integer)
-    fingerprint: Mapped[str] = mapped_column(String(64))
-    model_id: Mapped[str | None] = mapped_column(String(100), default=None)
+    fingerprint: Mapped[str] = mapped_column(CleanString(64))
+    model_id: Mapped[str | None] = mapped_column(CleanString(100), default=None)
     bm25: Mapped[bytes] = mapped_column(LargeBinary)
     vectors: Mapped[bytes | None] = mapped_column(LargeBinary, default=None)
 
@@ -251,22 +287,25 @@ class GatewayUsage(Base):
 
     id: Mapped[int] = mapped_column(BigId, primary_key=True, autoincrement=True)
     user_id: Mapped[str] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"))
-    api_key_id: Mapped[str | None] = mapped_column(String(36), default=None)
-    model: Mapped[str] = mapped_column(String(200))
-    upstream: Mapped[str] = mapped_column(String(20))
-    upstream_model: Mapped[str] = mapped_column(String(200))
+    api_key_id: Mapped[str | None] = mapped_column(CleanString(36), default=None)
+    model: Mapped[str] = mapped_column(CleanString(200))
+    upstream: Mapped[str] = mapped_column(CleanString(20))
+    upstream_model: Mapped[str] = mapped_column(CleanString(200))
     stream: Mapped[bool] = mapped_column(Boolean, default=False)
     input_tokens: Mapped[int] = mapped_column(Integer, default=0)
     output_tokens: Mapped[int] = mapped_column(Integer, default=0)
     latency_ms: Mapped[int] = mapped_column(Integer, default=0)
     first_token_ms: Mapped[int | None] = mapped_column(Integer, default=None)
     status: Mapped[int] = mapped_column(Integer, default=200)
-    error_type: Mapped[str | None] = mapped_column(String(40), default=None)
-    planner_model: Mapped[str | None] = mapped_column(String(200), default=None)
+    error_type: Mapped[str | None] = mapped_column(CleanString(40), default=None)
+    planner_model: Mapped[str | None] = mapped_column(CleanString(200), default=None)
     planner_input_tokens: Mapped[int] = mapped_column(Integer, default=0)
     planner_output_tokens: Mapped[int] = mapped_column(Integer, default=0)
+    # The upstream's (or the planner's) tokens were estimated: the server reported none.
+    usage_estimated: Mapped[bool] = mapped_column(Boolean, default=False)
+    planner_usage_estimated: Mapped[bool] = mapped_column(Boolean, default=False)
     boost_loops: Mapped[int] = mapped_column(Integer, default=0)
-    boost_outcome: Mapped[str | None] = mapped_column(String(20), default=None)
+    boost_outcome: Mapped[str | None] = mapped_column(CleanString(20), default=None)
     credits: Mapped[int] = mapped_column(Integer, default=0)
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
 
@@ -278,10 +317,10 @@ class IntegrationToken(Base):
     __tablename__ = "integration_tokens"
 
     user_id: Mapped[str] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), primary_key=True)
-    integration: Mapped[str] = mapped_column(String(32), primary_key=True)
+    integration: Mapped[str] = mapped_column(CleanString(32), primary_key=True)
     ciphertext: Mapped[bytes] = mapped_column(LargeBinary)
-    key_id: Mapped[str] = mapped_column(String(32))  # which server key encrypted it
-    masked: Mapped[str] = mapped_column(String(64))
+    key_id: Mapped[str] = mapped_column(CleanString(32))  # which server key encrypted it
+    masked: Mapped[str] = mapped_column(CleanString(64))
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
     updated_at: Mapped[datetime] = mapped_column(default=utcnow)
 
@@ -292,7 +331,7 @@ class StripeCustomer(Base):
     __tablename__ = "stripe_customers"
 
     user_id: Mapped[str] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), primary_key=True)
-    customer_id: Mapped[str] = mapped_column(String(100), unique=True)
+    customer_id: Mapped[str] = mapped_column(CleanString(100), unique=True)
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
 
 
@@ -302,9 +341,9 @@ class StripeSubscription(Base):
 
     __tablename__ = "stripe_subscriptions"
 
-    subscription_id: Mapped[str] = mapped_column(String(100), primary_key=True)
+    subscription_id: Mapped[str] = mapped_column(CleanString(100), primary_key=True)
     user_id: Mapped[str] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), index=True)
-    status: Mapped[str] = mapped_column(String(24))
+    status: Mapped[str] = mapped_column(CleanString(24))
     cancel_at_period_end: Mapped[bool] = mapped_column(Boolean, default=False)
     current_period_end: Mapped[datetime | None] = mapped_column(default=None)
     event_created: Mapped[int] = mapped_column(BigInteger, default=0)
@@ -317,11 +356,11 @@ class BillingEvent(Base):
 
     __tablename__ = "billing_events"
 
-    event_id: Mapped[str] = mapped_column(String(100), primary_key=True)
-    type: Mapped[str] = mapped_column(String(100))
+    event_id: Mapped[str] = mapped_column(CleanString(100), primary_key=True)
+    type: Mapped[str] = mapped_column(CleanString(100))
     created: Mapped[int] = mapped_column(BigInteger)  # Stripe's timestamp of the event
-    user_id: Mapped[str | None] = mapped_column(String(36), default=None, index=True)
-    outcome: Mapped[str] = mapped_column(String(200), default="")
+    user_id: Mapped[str | None] = mapped_column(CleanString(36), default=None, index=True)
+    outcome: Mapped[str] = mapped_column(CleanString(200), default="")
     processed_at: Mapped[datetime] = mapped_column(default=utcnow)
 
 
@@ -332,11 +371,11 @@ class AuditEntry(Base):
     __table_args__ = (Index("ix_audit_log_target", "target_user_id", "id"),)
 
     id: Mapped[int] = mapped_column(BigId, primary_key=True, autoincrement=True)
-    actor_id: Mapped[str] = mapped_column(String(36))
-    actor_email: Mapped[str] = mapped_column(String(320))
-    action: Mapped[str] = mapped_column(String(40))
-    target_user_id: Mapped[str | None] = mapped_column(String(36), default=None)
-    target_email: Mapped[str | None] = mapped_column(String(320), default=None)
+    actor_id: Mapped[str] = mapped_column(CleanString(36))
+    actor_email: Mapped[str] = mapped_column(CleanString(320))
+    action: Mapped[str] = mapped_column(CleanString(40))
+    target_user_id: Mapped[str | None] = mapped_column(CleanString(36), default=None)
+    target_email: Mapped[str | None] = mapped_column(CleanString(320), default=None)
     details: Mapped[dict[str, Any]] = mapped_column(default=dict)
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
 
@@ -353,14 +392,16 @@ class ModelUsage(Base):
 
     id: Mapped[int] = mapped_column(BigId, primary_key=True, autoincrement=True)
     user_id: Mapped[str] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"))
-    conversation_id: Mapped[str] = mapped_column(String(36))
-    query_id: Mapped[str] = mapped_column(String(16))
-    role: Mapped[str] = mapped_column(String(16))  # chat | planner | helper
-    provider: Mapped[str] = mapped_column(String(20))
-    model: Mapped[str] = mapped_column(String(200))
+    conversation_id: Mapped[str] = mapped_column(CleanString(36))
+    query_id: Mapped[str] = mapped_column(CleanString(16))
+    role: Mapped[str] = mapped_column(CleanString(16))  # chat | planner | helper
+    provider: Mapped[str] = mapped_column(CleanString(20))
+    model: Mapped[str] = mapped_column(CleanString(200))
     calls: Mapped[int] = mapped_column(Integer, default=1)
     input_tokens: Mapped[int] = mapped_column(Integer, default=0)
     output_tokens: Mapped[int] = mapped_column(Integer, default=0)
+    # Calls whose tokens were estimated here because the server reported none (llm/usage.py).
+    estimated_calls: Mapped[int] = mapped_column(Integer, default=0)
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
 
 
@@ -372,14 +413,14 @@ class Discussion(Base):
     __tablename__ = "discussions"
     __table_args__ = (Index("ix_discussions_user_updated", "user_id", "updated_at"),)
 
-    id: Mapped[str] = mapped_column(String(36), primary_key=True)
+    id: Mapped[str] = mapped_column(CleanString(36), primary_key=True)
     user_id: Mapped[str] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"))
-    title: Mapped[str] = mapped_column(String(200), default="")
-    goal: Mapped[str] = mapped_column(Text)
+    title: Mapped[str] = mapped_column(CleanString(200), default="")
+    goal: Mapped[str] = mapped_column(CleanText)
     turns: Mapped[int] = mapped_column(Integer)
     config: Mapped[dict[str, Any]] = mapped_column(default=dict)
-    status: Mapped[str] = mapped_column(String(16), default="running")  # running | done | stopped | interrupted
-    stop_reason: Mapped[str] = mapped_column(String(32), default="")
+    status: Mapped[str] = mapped_column(CleanString(16), default="running")  # running | done | stopped | interrupted
+    stop_reason: Mapped[str] = mapped_column(CleanString(32), default="")
     turns_done: Mapped[int] = mapped_column(Integer, default=0)
     credits_used: Mapped[int] = mapped_column(Integer, default=0)
     lease_until: Mapped[datetime | None] = mapped_column(default=None, index=True)
@@ -400,17 +441,17 @@ class DiscussionItem(Base):
 
     seq: Mapped[int] = mapped_column(BigId, primary_key=True, autoincrement=True)
     discussion_id: Mapped[str] = mapped_column(ForeignKey("discussions.id", ondelete="CASCADE"))
-    item_id: Mapped[str] = mapped_column(String(32))
+    item_id: Mapped[str] = mapped_column(CleanString(32))
     turn: Mapped[int] = mapped_column(Integer)
-    kind: Mapped[str] = mapped_column(String(20))
-    ref: Mapped[str | None] = mapped_column(String(32), default=None)
+    kind: Mapped[str] = mapped_column(CleanString(20))
+    ref: Mapped[str | None] = mapped_column(CleanString(32), default=None)
     speaker: Mapped[int | None] = mapped_column(Integer, default=None)
-    model: Mapped[str | None] = mapped_column(String(200), default=None)
-    content: Mapped[str] = mapped_column(Text, default="")
-    status: Mapped[str] = mapped_column(String(12), default="done")
-    tool_name: Mapped[str | None] = mapped_column(String(128), default=None)
+    model: Mapped[str | None] = mapped_column(CleanString(200), default=None)
+    content: Mapped[str] = mapped_column(CleanText, default="")
+    status: Mapped[str] = mapped_column(CleanString(12), default="done")
+    tool_name: Mapped[str | None] = mapped_column(CleanString(128), default=None)
     tool_input: Mapped[dict[str, Any] | None] = mapped_column(default=None)
-    tool_use_id: Mapped[str | None] = mapped_column(String(100), default=None)
+    tool_use_id: Mapped[str | None] = mapped_column(CleanString(100), default=None)
     is_error: Mapped[bool] = mapped_column(Boolean, default=False)
     credits: Mapped[int] = mapped_column(Integer, default=0)
     duration_ms: Mapped[int | None] = mapped_column(Integer, default=None)

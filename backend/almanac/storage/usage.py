@@ -2,7 +2,9 @@
 
 Spending is read from the ledger (the source of truth): a charge's `debit` rows minus its
 `refund` rows, on the UTC day (`period`) the credits were taken. Tokens come from `model_usage`
-(chat queries, written by each query's finish step) and `gateway_usage` (/v1/messages). Every
+(chat queries, written by each query's finish step) and `gateway_usage` (/v1/messages); calls
+whose server reported no usage have estimated tokens, and each model's row says how many such
+calls it includes (`estimated_calls`). Every
 query takes an optional user: None means the whole service.
 """
 
@@ -41,6 +43,7 @@ class NewModelUsage:
     input_tokens: int
     output_tokens: int
     created_at: datetime
+    estimated_calls: int = 0
 
 
 @dataclass(frozen=True)
@@ -70,6 +73,7 @@ class ModelTokens:
     calls: int
     input_tokens: int
     output_tokens: int
+    estimated_calls: int = 0  # of `calls`, those whose tokens were estimated (the server reported none)
 
 
 @dataclass(frozen=True)
@@ -262,7 +266,8 @@ async def top_users(session: AsyncSession, *, start: str, end: str, limit: int) 
 async def model_tokens(
     session: AsyncSession, *, user_id: str | None, since: datetime, until: datetime
 ) -> list[ModelTokens]:
-    """Calls and tokens per model, for chat queries and gateway requests made in [since, until)."""
+    """Calls and tokens per model, for chat queries and gateway requests made in [since, until), and
+    how many of those calls had estimated tokens."""
     chat = select(
         ModelUsage.role,
         ModelUsage.provider,
@@ -270,6 +275,7 @@ async def model_tokens(
         func.sum(ModelUsage.calls),
         func.sum(ModelUsage.input_tokens),
         func.sum(ModelUsage.output_tokens),
+        func.sum(ModelUsage.estimated_calls),
     ).where(ModelUsage.created_at >= since, ModelUsage.created_at < until)
     gateway = select(
         GatewayUsage.upstream,
@@ -277,31 +283,33 @@ async def model_tokens(
         func.count(GatewayUsage.id),
         func.sum(GatewayUsage.input_tokens),
         func.sum(GatewayUsage.output_tokens),
+        func.sum(case((GatewayUsage.usage_estimated, 1), else_=0)),
     ).where(GatewayUsage.created_at >= since, GatewayUsage.created_at < until)
     planner = select(
         GatewayUsage.planner_model,
         func.count(GatewayUsage.id),
         func.sum(GatewayUsage.planner_input_tokens),
         func.sum(GatewayUsage.planner_output_tokens),
+        func.sum(case((GatewayUsage.planner_usage_estimated, 1), else_=0)),
     ).where(GatewayUsage.created_at >= since, GatewayUsage.created_at < until, GatewayUsage.planner_model.is_not(None))
     if user_id is not None:
         chat = chat.where(ModelUsage.user_id == user_id)
         gateway = gateway.where(GatewayUsage.user_id == user_id)
         planner = planner.where(GatewayUsage.user_id == user_id)
     found = [
-        ModelTokens("chat", role, provider, model, int(n or 0), int(i or 0), int(o or 0))
-        for role, provider, model, n, i, o in (
+        ModelTokens("chat", role, provider, model, int(n or 0), int(i or 0), int(o or 0), int(e or 0))
+        for role, provider, model, n, i, o, e in (
             await session.execute(chat.group_by(ModelUsage.role, ModelUsage.provider, ModelUsage.model))
         ).all()
     ]
     found += [
-        ModelTokens("gateway", "request", upstream, model, int(n or 0), int(i or 0), int(o or 0))
-        for upstream, model, n, i, o in (
+        ModelTokens("gateway", "request", upstream, model, int(n or 0), int(i or 0), int(o or 0), int(e or 0))
+        for upstream, model, n, i, o, e in (
             await session.execute(gateway.group_by(GatewayUsage.upstream, GatewayUsage.upstream_model))
         ).all()
     ]
     found += [
-        ModelTokens("gateway", "planner", "openai", str(model), int(n or 0), int(i or 0), int(o or 0))
-        for model, n, i, o in (await session.execute(planner.group_by(GatewayUsage.planner_model))).all()
+        ModelTokens("gateway", "planner", "openai", str(model), int(n or 0), int(i or 0), int(o or 0), int(e or 0))
+        for model, n, i, o, e in (await session.execute(planner.group_by(GatewayUsage.planner_model))).all()
     ]
     return sorted(found, key=lambda row: (-(row.input_tokens + row.output_tokens), row.source, row.model))

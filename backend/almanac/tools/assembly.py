@@ -9,12 +9,13 @@ import logging
 from collections.abc import Mapping
 from pathlib import Path
 
-from almanac.config import Settings, redact_url
+from almanac.config import ConfigError, Settings, redact_url
 from almanac.tools.base import Tool
 from almanac.tools.builtin.code_execution import CodeExecutionTool
 from almanac.tools.builtin.files import ListFilesTool, ReadFileTool, WriteFileTool
 from almanac.tools.builtin.sql import SqlQueryTool
 from almanac.tools.builtin.sql_engines import reader_for
+from almanac.tools.builtin.sql_target import refusal as sql_refusal
 from almanac.tools.builtin.web_search import BraveSearch, WebSearchTool
 from almanac.tools.builtin.workspace import Workspaces
 from almanac.tools.config import ToolsConfig, load_tools_config
@@ -44,7 +45,9 @@ class BuiltinTools:
         sql = config.sql
         if sql.database_url and sql.enabled:
             reader = reader_for(sql.database_url)
-            self.tools.append(SqlQueryTool(reader, max_rows=sql.max_rows, timeout_s=sql.timeout_s))
+            self.tools.append(
+                SqlQueryTool(reader, max_rows=sql.max_rows, timeout_s=sql.timeout_s, max_bytes=sql.max_bytes)
+            )
         else:
             self._off.append(f"sql_query ({'SQL_TOOL_DATABASE_URL not set' if not sql.database_url else self._why()})")
         web = config.web
@@ -62,7 +65,16 @@ class BuiltinTools:
         if not code.enabled:
             self._off.append(f"code_execution ({self._why('CODE_EXECUTION_ENABLED=false')})")
             return
-        self.sandbox = Sandbox(SandboxConfig(code.limits, code.host_uid, protected=protected))
+        self.sandbox = Sandbox(
+            SandboxConfig(
+                code.limits,
+                code.host_uid,
+                protected=protected,
+                require_limits=code.require_limits,
+                cgroups=code.cgroups,
+                cgroup=code.cgroup,
+            )
+        )
         if not self.sandbox.installed:
             self._off.append("code_execution (bubblewrap is not installed: apt-get install bubblewrap)")
             self.sandbox = None
@@ -101,6 +113,12 @@ class BuiltinTools:
             f"{limits.memory_mb} MiB, {limits.processes} processes{user}"
         )
 
+    def describe_protections(self) -> list[str]:
+        """What bounds a sandboxed run on this host (empty when the sandbox is off)."""
+        if self.sandbox is None or self.sandbox.problem is not None or self.sandbox.installed is False:
+            return []
+        return self.sandbox.protections()
+
     def describe_sql(self) -> str | None:
         """The SQL tool's database, its password masked (None when off)."""
         url = self.config.sql.database_url
@@ -108,8 +126,13 @@ class BuiltinTools:
 
 
 def build_builtin_tools(settings: Settings, *, environ: Mapping[str, str], cwd: Path) -> BuiltinTools:
-    """The optional built-in tools for these settings (and TOOLS_CONFIG); reads no more than that file."""
+    """The optional built-in tools for these settings (and TOOLS_CONFIG); reads no more than that file.
+    `ConfigError` if `sql_query` would read the application's own database."""
     config = load_tools_config(settings, environ=environ)
+    if config.sql.database_url and config.sql.enabled:
+        refused = sql_refusal(config.sql.database_url, settings.resolved_database_url, cwd=cwd)
+        if refused is not None:
+            raise ConfigError(refused)
     protected = [settings.data_dir, cwd]
     database = settings.resolved_database_url
     if database.startswith("sqlite"):

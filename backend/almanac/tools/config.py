@@ -49,6 +49,9 @@ class CodeExecutionConfig:
     limits: Limits = field(default_factory=Limits)
     languages: tuple[str, ...] = LANGUAGES
     host_uid: int = 65534
+    require_limits: bool = True  # refuse to run without a kernel-enforced disk limit and the filter
+    cgroups: bool = True  # a memory and pids cgroup per run where the host allows
+    cgroup: Path | None = None  # a delegated cgroup v2 folder for them (default: found)
 
 
 @dataclass(frozen=True)
@@ -64,6 +67,7 @@ class SqlConfig:
     enabled: bool = True
     max_rows: int = 200
     timeout_s: float = 10.0
+    max_bytes: int = 4_000_000  # what one query may return (and, on SQLite, build), in bytes
 
 
 @dataclass(frozen=True)
@@ -109,6 +113,7 @@ class _SqlParameters(_Strict):
     database_url: str | None = None
     max_rows: int | None = Field(None, ge=1, le=10_000)
     timeout: float | None = Field(None, gt=0, le=300)
+    max_result_mb: float | None = Field(None, gt=0, le=256)
 
 
 class _WebParameters(_Strict):
@@ -137,6 +142,9 @@ def from_settings(settings: Settings) -> ToolsConfig:
             enabled=settings.code_execution_enabled,
             limits=Limits(timeout_s=settings.code_execution_timeout_s, memory_mb=settings.code_execution_memory_mb),
             host_uid=settings.code_execution_host_uid,
+            require_limits=settings.code_execution_require_limits,
+            cgroups=settings.code_execution_cgroups,
+            cgroup=settings.code_execution_cgroup,
         ),
         files=FilesConfig(
             root=settings.data_dir / "workspaces",
@@ -150,6 +158,7 @@ def from_settings(settings: Settings) -> ToolsConfig:
             secret(settings.sql_tool_database_url),
             max_rows=settings.sql_tool_max_rows,
             timeout_s=settings.sql_tool_timeout_s,
+            max_bytes=int(settings.sql_tool_max_result_mb * 1_000_000),
         ),
         web=WebSearchConfig(
             secret(settings.web_search_api_key), url=settings.web_search_url, count=settings.web_search_results
@@ -214,6 +223,8 @@ def _apply_entry(config: ToolsConfig, entry: Any, *, where: str) -> ToolsConfig:
     if isinstance(parameters, _SqlParameters):
         sql = _replace(config.sql, enabled=enabled, database_url=parameters.database_url or config.sql.database_url)
         sql = _replace(sql, max_rows=parameters.max_rows or sql.max_rows, timeout_s=parameters.timeout or sql.timeout_s)
+        if parameters.max_result_mb:
+            sql = _replace(sql, max_bytes=int(parameters.max_result_mb * 1_000_000))
         return _replace(config, sql=sql)
     if isinstance(parameters, _WebParameters):
         web = _replace(config.web, enabled=enabled, api_key=parameters.api_key or config.web.api_key)
@@ -238,7 +249,9 @@ def _code(code: CodeExecutionConfig, p: _CodeParameters, *, enabled: bool) -> Co
     unknown = [language for language in languages if language not in LANGUAGES]
     if unknown:
         raise ConfigError(f"TOOLS_CONFIG: code_execution languages: unknown {unknown} (known: {list(LANGUAGES)})")
-    return CodeExecutionConfig(enabled, limits, languages, p.host_uid or code.host_uid)
+    return CodeExecutionConfig(
+        enabled, limits, languages, p.host_uid or code.host_uid, code.require_limits, code.cgroups, code.cgroup
+    )
 
 
 def _files(files: FilesConfig, p: _FileParameters, *, names: set[str], enabled: bool) -> FilesConfig:

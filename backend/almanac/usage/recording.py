@@ -2,8 +2,10 @@
 
 Call `record_query_usage` once per query, after the answer is complete (or interrupted), with the
 tokens each model reported (`UsageEvent`s; a boost planner's or a helper model's under their own
-role). A second call for the same query, role and model records nothing (the row is unique), so a
-retried finish step cannot count tokens twice. Recording never fails the query: errors are logged.
+role) and how many of its calls had their tokens estimated because the server reported none. Every
+call counts, even one whose tokens are unknown. A second call for the same query, role and model
+records nothing (the row is unique), so a retried finish step cannot count tokens twice.
+Recording never fails the query: errors are logged.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ class ModelUse:
     output_tokens: int
     calls: int = 1
     role: str = "chat"  # chat (the answering model) | planner (boost) | helper (collaboration)
+    estimated_calls: int = 0  # calls whose tokens were estimated (the server reported none)
 
 
 async def record_query_usage(
@@ -52,6 +55,7 @@ async def record_query_usage(
                 seen.output_tokens + use.output_tokens,
                 seen.calls + use.calls,
                 use.role,
+                seen.estimated_calls + use.estimated_calls,
             )
         )
     now = utcnow()
@@ -64,6 +68,7 @@ async def record_query_usage(
             provider=use.provider[:20],
             model=use.model[:200],
             calls=max(0, use.calls),
+            estimated_calls=min(max(0, use.estimated_calls), max(0, use.calls)),
             input_tokens=max(0, use.input_tokens),
             output_tokens=max(0, use.output_tokens),
             created_at=now,

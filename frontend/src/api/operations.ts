@@ -49,6 +49,9 @@ export interface UsageModel {
   calls: number;
   input_tokens: number;
   output_tokens: number;
+  /** Of `calls`, those whose server reported no usage (their tokens were estimated). */
+  estimated_calls: number;
+  estimated: boolean;
 }
 
 export interface UsageQuery {

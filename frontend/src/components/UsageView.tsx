@@ -143,13 +143,22 @@ export function UsageView({ load, everyone = false }: Props) {
                           <code>{model.model}</code> <span class="muted small">{model.provider}</span>
                         </td>
                         <td>{model.source === "chat" ? `chat (${model.role})` : `gateway (${model.role})`}</td>
-                        <td class="num">{model.calls}</td>
-                        <td class="num">{tokens(model.input_tokens)}</td>
-                        <td class="num">{tokens(model.output_tokens)}</td>
+                        <td class="num">
+                          {model.calls}
+                          {model.estimated && <span class="muted small"> ({model.estimated_calls} estimated)</span>}
+                        </td>
+                        <td class="num">{estimate(model.estimated, tokens(model.input_tokens))}</td>
+                        <td class="num">{estimate(model.estimated, tokens(model.output_tokens))}</td>
                       </tr>
                     ))}
                   </tbody>
                 </table>
+                {usage.models.some((model) => model.estimated) && (
+                  <p class="muted small" data-testid="usage-estimated-note">
+                    ≈ estimated: the model server reported no token counts for some calls, so Almanac counted them
+                    (a conservative estimate, included in the totals).
+                  </p>
+                )}
               </div>
             )}
           </section>
@@ -213,4 +222,9 @@ export function UsageView({ load, everyone = false }: Props) {
       )}
     </div>
   );
+}
+
+/** A token figure, marked "≈" when it includes estimates. */
+function estimate(estimated: boolean, figure: string): string {
+  return estimated ? `≈ ${figure}` : figure;
 }

@@ -227,3 +227,35 @@ async def test_cancelling_the_loop_cancels_running_tools_and_reports_them() -> N
         await task
     assert probe.cancelled == 1
     assert dict(hooks.recorded) == {"q1-t2": ToolStatus.OK, "q1-t1": ToolStatus.CANCELLED}
+
+
+class _TwoReports:
+    """A model that reports its usage in two parts (input at the start, output at the end), as the
+    Anthropic stream does, or not at all."""
+
+    provider, name, supports_tools, supports_streaming = "test", "two-reports", True, True
+
+    def __init__(self, *, report: bool) -> None:
+        self.report = report
+
+    async def stream(self, request: Any) -> Any:
+        from almanac.llm.events import StreamEnd, TextDelta, UsageReport
+        from almanac.llm.messages import Usage
+
+        if self.report:
+            yield UsageReport(Usage(30, 0))
+        yield TextDelta("Answer.")
+        if self.report:
+            yield UsageReport(Usage(0, 4))
+        yield StreamEnd("end_turn")
+
+
+async def test_each_model_call_yields_one_usage_event_with_its_whole_usage() -> None:
+    events = await run(make_loop(_TwoReports(report=True), Probe(), Hooks()))  # type: ignore[arg-type]
+    assert [e for e in events if isinstance(e, UsageEvent)] == [UsageEvent(1, 30, 4)]
+
+
+async def test_a_call_without_any_usage_still_yields_its_usage_event() -> None:
+    # The call happened: it is counted even when nobody knows its tokens.
+    events = await run(make_loop(_TwoReports(report=False), Probe(), Hooks()))  # type: ignore[arg-type]
+    assert [e for e in events if isinstance(e, UsageEvent)] == [UsageEvent(1, 0, 0)]

@@ -97,3 +97,21 @@ async def test_a_failed_write_is_logged_and_the_recorder_goes_on(database: Datab
     await recorder.close()
     async with database.session() as session:
         assert len(await store.recent_usage(session, user_id=user.id)) == 1
+
+
+async def test_one_bad_row_never_drops_the_rows_written_with_it(database: Database) -> None:
+    """An attacker's request and a victim's land in one batch. Whatever the attacker's row holds —
+    a NUL in the model name, or a user deleted while the request ran (the database refuses the
+    row) — the victim's row is recorded."""
+    accounts = AccountService(database)
+    victim = (await accounts.create_user(email="victim@example.com")).user
+    recorder = UsageRecorder(database, flush_interval_s=60, batch_size=500)
+    recorder.record(row(victim.id, tokens_in=1, model="evil\x00model"))
+    recorder.record(row("00000000-0000-0000-0000-00000000dead", tokens_in=2))  # no such user: refused
+    recorder.record(row(victim.id, tokens_in=3))
+    await recorder.close()
+    async with database.session() as session:
+        rows = await store.recent_usage(session, user_id=victim.id)
+    assert sorted(r.input_tokens for r in rows) == [1, 3]
+    assert {r.model for r in rows} == {"evil\ufffdmodel", "claude-sonnet-4-6"}
+    assert recorder.written == 2

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 import pytest
 
 from almanac.ops.limit_stores import MemoryStore
-from almanac.ops.limits import LimitConfig, Limiter, RateLimited
+from almanac.ops.limits import LimitConfig, Limiter, RateLimited, retry_after_s
 from almanac.ops.metrics import Metrics
 
 
@@ -29,6 +29,28 @@ async def test_each_plan_has_its_own_requests_per_minute() -> None:
         await limits.check_rate(user_id="p", plan="pro")
     with pytest.raises(RateLimited):
         await limits.check_rate(user_id="p", plan="pro")
+
+
+@pytest.mark.parametrize(("wait_s", "told"), [(35.4, 36), (35.0, 35), (0.001, 1), (59.999, 60), (0.0, 1)])
+def test_retry_after_is_rounded_up_to_whole_seconds(wait_s: float, told: int) -> None:
+    assert retry_after_s(wait_s) == told
+
+
+async def test_a_refusal_says_when_the_window_really_has_room_rounded_up() -> None:
+    """One request a minute; the second comes 24.6 s later: the first leaves the window in 35.4 s,
+    so the client is told 36 (35 would bring it back too early, into another refusal)."""
+    now = [1000.0]
+    limits = Limiter(LimitConfig(per_minute={"free": 1}), MemoryStore(clock=lambda: now[0]))
+    await limits.check_rate(user_id="u", plan="free")
+    now[0] += 24.6
+    with pytest.raises(RateLimited) as refused:
+        await limits.check_rate(user_id="u", plan="free")
+    assert refused.value.retry_after_s == 36 and "retry in 36 s" in str(refused.value)
+    now[0] += 35.0
+    with pytest.raises(RateLimited):
+        await limits.check_rate(user_id="u", plan="free")
+    now[0] += 1.0
+    await limits.check_rate(user_id="u", plan="free")
 
 
 async def test_an_unknown_plan_gets_the_default_plans_limit_and_zero_means_none() -> None:

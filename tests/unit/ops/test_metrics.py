@@ -76,6 +76,20 @@ def test_client_chosen_model_names_cannot_grow_the_scrape() -> None:
     )
 
 
+def test_label_values_are_printable_and_bounded_so_the_scrape_stays_readable() -> None:
+    """A NUL, a newline or a lone surrogate in a model name must not reach the exposition text (a
+    surrogate made the whole scrape fail to encode); an over-long name is cut."""
+    metrics = Metrics()
+    for model in ("evil\x00model", "two\nlines", "lone\ud800", "x" * 5_000):
+        metrics.model_call(
+            source="gateway", provider="openai", model=model, outcome="ok", input_tokens=1, output_tokens=1
+        )
+    text = metrics.exposition().decode("utf-8")
+    assert "\x00" not in text and "\ud800" not in text
+    assert 'model="evil\ufffdmodel"' in text and 'model="two\ufffdlines"' in text and 'model="lone\ufffd"' in text
+    assert f'model="{"x" * 100}"' in text and "x" * 101 not in text
+
+
 def test_mcp_servers_are_reported_when_scraped() -> None:
     metrics = Metrics()
     states = [("git", "ready", 12), ("github", "restarting", 0)]

@@ -131,3 +131,12 @@ def test_a_missing_file_and_a_bad_database_url_are_named(tmp_path: Path) -> None
         load_tools_config(settings(tools_config=tmp_path / "nope.yaml"), environ={})
     with pytest.raises(ConfigError, match="SQL_TOOL_DATABASE_URL"):
         load_tools_config(settings(sql_tool_database_url="mysql://x/y"), environ={})
+
+
+def test_the_sql_byte_budget_comes_from_the_settings_or_the_file(tmp_path: Path) -> None:
+    assert load_tools_config(settings(sql_tool_max_result_mb=2.5), environ={}).sql.max_bytes == 2_500_000
+    text = (
+        "tools:\n  registry:\n    - name: sql_query\n"
+        "      parameters: {database_url: 'sqlite:///x.db', max_result_mb: 1}\n"
+    )
+    assert load_tools_config(with_file(tmp_path, text), environ={}).sql.max_bytes == 1_000_000

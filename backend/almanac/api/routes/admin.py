@@ -40,6 +40,7 @@ from almanac.api.schemas import (
 from almanac.billing.plans import Plan, terms_for
 from almanac.services import Services
 from almanac.storage.records import UserRecord
+from almanac.usage.service import DayRange
 
 router = APIRouter(prefix="/api/admin", tags=["admin"])
 _NOT_ADMIN = "not found — or the caller is not an administrator (indistinguishable)"
@@ -219,24 +220,37 @@ async def set_role(user_id: UuidPath, body: RoleUpdate, admin: AdminUser, servic
 
 
 @router.get(
-    "/users/{user_id}/usage", response_model=UsagePublic, responses={**USAGE_REFUSALS, **errors(404, e404=_NOT_ADMIN)}
+    "/users/{user_id}/usage",
+    response_model=UsagePublic,
+    responses={**USAGE_REFUSALS, **errors(404, e404=_NOT_ADMIN + "; or no such user")},
 )
 async def get_user_usage(
-    user_id: UuidPath, _: AdminUser, services: ServicesDep, start: FromDay = None, end: ToDay = None
+    user_id: UuidPath, admin: AdminUser, services: ServicesDep, start: FromDay = None, end: ToDay = None
 ) -> UsagePublic:
-    """One user's usage report (as they see it at GET /api/usage)."""
+    """One user's usage report (as they see it at GET /api/usage). (Looking is recorded in the
+    audit log.)"""
     days = day_range(services, start, end)
+    try:
+        await _admin(services).viewed(Actor.of(admin), action="view_usage", user_id=user_id, details=_days(days))
+    except UnknownTarget:
+        raise _unknown(user_id) from None
     return usage_public(await usage_service(services).report(user_id=user_id, days=days))
 
 
 @router.get("/usage", response_model=UsagePublic, responses={**USAGE_REFUSALS, **errors(404, e404=_NOT_ADMIN)})
 async def get_service_usage(
-    _: AdminUser, services: ServicesDep, start: FromDay = None, end: ToDay = None
+    admin: AdminUser, services: ServicesDep, start: FromDay = None, end: ToDay = None
 ) -> UsagePublic:
     """The whole service's usage: credits per day and per tool, tokens per model, the questions that
-    cost most, and the users who spent most."""
+    cost most (their starts: users' words), and the users who spent most. (Looking is recorded in
+    the audit log.)"""
     days = day_range(services, start, end)
+    await _admin(services).viewed(Actor.of(admin), action="view_service_usage", user_id=None, details=_days(days))
     return usage_public(await usage_service(services).report(user_id=None, days=days))
+
+
+def _days(days: DayRange) -> dict[str, str]:
+    return {"from": days.start.isoformat(), "to": days.end.isoformat()}
 
 
 @router.get("/audit", response_model=AuditLogPublic, responses=errors(401, 404, 422, e404=_NOT_ADMIN))

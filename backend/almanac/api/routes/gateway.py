@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Mapping
 from contextlib import nullcontext
 from typing import Any
 
@@ -23,7 +24,7 @@ from almanac.services import Services
 
 log = logging.getLogger(__name__)
 router = APIRouter(prefix="/v1", tags=["gateway (Anthropic Messages API)"])
-GATEWAY_MAX_BODY = 32 * 1024 * 1024  # Anthropic's own request size limit for the Messages API
+GATEWAY_MAX_BODY = 16_000_000  # GATEWAY_MAX_BODY_MB's default (Anthropic's own limit is 32 MB)
 _ERRORS: dict[int | str, dict[str, Any]] = {
     400: {"description": "invalid_request_error"},
     401: {"description": "authentication_error: missing or invalid Almanac API key"},
@@ -66,9 +67,15 @@ async def messages(request: Request) -> Response:
 
 @router.post("/messages/count_tokens", response_class=Response, responses=_ERRORS)
 async def count_tokens(request: Request) -> Response:
-    """Count a request's input tokens: `{"input_tokens": n}`."""
+    """Count a request's input tokens: `{"input_tokens": n}`. Under the per-user rate limit (a
+    budget of its own) and GATEWAY_MAX_BODY_MB; the key is checked before the body is read."""
     try:
-        return _response(await _gateway(request).count_tokens(request.headers, await request.body()))
+        gateway = _gateway(request)
+        identity = await gateway.admit_count(request.headers)
+        services: Services = request.app.state.services
+        max_bytes = int(services.settings.gateway_max_body_mb * 1_000_000)
+        body = await _read_body(_declared(request.headers, max_bytes, receive=request.receive), max_bytes)
+        return _response(await gateway.count_tokens(request.headers, body, identity=identity))
     except GatewayError as exc:
         return _error(exc)
 
@@ -100,7 +107,8 @@ class BodyLimits:
     """ASGI middleware in front of the app: `POST /v1/messages` (the gateway's hot path) is served
     here directly, without the framework's routing, exception middleware and response objects —
     the route above stays for the API docs. Request bodies may be up to `gateway_bytes` on /v1/
-    (Anthropic's limit: agent conversations are large) and up to `max_bytes` elsewhere; over that, 413."""
+    (GATEWAY_MAX_BODY_MB: agent conversations are large) and up to `max_bytes` elsewhere; over that,
+    413. The gateway's own routes read a body only after its key is accepted."""
 
     def __init__(self, app: ASGIApp, *, max_bytes: int, gateway_bytes: int = GATEWAY_MAX_BODY) -> None:
         self.app = app
@@ -113,20 +121,25 @@ class BodyLimits:
             await self._default(scope, receive, send)
         elif scope["path"] == "/v1/messages" and scope["method"] == "POST" and "app" in scope:
             await serve_messages(scope, receive, send, max_bytes=self._gateway_bytes)
+        elif scope["path"] == "/v1/messages/count_tokens":
+            await self.app(scope, receive, send)  # the route admits the caller, then reads within the limit
         else:
             await self._gateway(scope, receive, send)
 
 
 async def serve_messages(scope: Scope, receive: Receive, send: Send, *, max_bytes: int) -> None:
-    """`POST /v1/messages` on bare ASGI: read the body, answer JSON or SSE. A client that goes away
+    """`POST /v1/messages` on bare ASGI: admit the caller from the headers (key, credits, rate), then
+    read the body (up to `max_bytes`; a larger declared length is refused unread), answer JSON or
+    SSE. Nothing of the body is read for a caller who would be refused. A client that goes away
     mid-stream stops the stream (and so the upstream call)."""
     services: Services = scope["app"].state.services
     try:
         if services.gateway is None:
             raise GatewayError(404, "the gateway is not enabled on this server")
-        body = await _read_body(receive, max_bytes)
         headers = {name.decode("latin-1"): value.decode("latin-1") for name, value in scope["headers"]}
-        reply = await services.gateway.messages(headers, body)
+        identity = await services.gateway.admit(headers)
+        body = await _read_body(_declared(headers, max_bytes, receive=receive), max_bytes)
+        reply = await services.gateway.messages(headers, body, identity=identity)
     except GatewayError as exc:
         await _send(send, exc.status, exc.headers(), exc.body())
         return
@@ -166,6 +179,14 @@ _SSE_RAW_HEADERS = [
 ]
 
 
+def _declared(headers: Mapping[str, str], max_bytes: int, *, receive: Receive) -> Receive:
+    """`receive`, after refusing (413) a body whose declared length is over `max_bytes` unread."""
+    declared = headers.get("content-length", "")
+    if declared.isascii() and declared.isdigit() and int(declared) > max_bytes:
+        raise GatewayError(413, f"request body exceeds {max_bytes:,} bytes (GATEWAY_MAX_BODY_MB)")
+    return receive
+
+
 async def _read_body(receive: Receive, max_bytes: int) -> bytes:
     parts: list[bytes] = []
     size = 0
@@ -176,7 +197,7 @@ async def _read_body(receive: Receive, max_bytes: int) -> bytes:
         part = message.get("body", b"")
         size += len(part)
         if size > max_bytes:
-            raise GatewayError(413, f"request body exceeds {max_bytes:,} bytes")
+            raise GatewayError(413, f"request body exceeds {max_bytes:,} bytes (GATEWAY_MAX_BODY_MB)")
         parts.append(part)
         if not message.get("more_body"):
             return b"".join(parts)

@@ -76,7 +76,7 @@ def usage_public(report: UsageReport) -> UsagePublic:
                 UsageDayPublic(day=d.day, credits=d.daily + d.pack, daily=d.daily, pack=d.pack) for d in report.days
             ],
             "items": [UsageItemPublic.model_validate({**vars(i), "name": i.tool}) for i in report.items],
-            "models": [UsageModelPublic(**vars(m)) for m in report.models],
+            "models": [UsageModelPublic(**vars(m), estimated=m.estimated_calls > 0) for m in report.models],
             "top_queries": [UsageQueryPublic(**vars(q)) for q in report.top_queries],
             "top_users": [UsageUserPublic(**vars(u)) for u in report.top_users],
         }

@@ -105,6 +105,7 @@ class BoostLoop:
         self.stop_reason = ""
         self.executor_usage = Usage()
         self.executor_calls = 0
+        self.executor_estimated_calls = 0
 
     @property
     def planner_usage(self) -> Usage:
@@ -114,7 +115,16 @@ class BoostLoop:
         """Each model's usage for this query: the executor's as `chat`, the planner's as `planner`."""
         executor, planner = self.executor, self.planner.model
         used = self.executor_usage
-        uses = [ModelUse(executor.provider, executor.name, used.input_tokens, used.output_tokens, self.executor_calls)]
+        uses = [
+            ModelUse(
+                executor.provider,
+                executor.name,
+                used.input_tokens,
+                used.output_tokens,
+                self.executor_calls,
+                estimated_calls=self.executor_estimated_calls,
+            )
+        ]
         if self.planner.calls:
             spent = self.planner.usage
             uses.append(
@@ -125,6 +135,7 @@ class BoostLoop:
                     spent.output_tokens,
                     self.planner.calls,
                     "planner",
+                    self.planner.estimated_calls,
                 )
             )
         return uses
@@ -140,6 +151,7 @@ class BoostLoop:
             if isinstance(event, UsageEvent):
                 self.executor_usage = self.executor_usage + Usage(event.input_tokens, event.output_tokens)
                 self.executor_calls += 1
+                self.executor_estimated_calls += event.estimated
             yield event
         self.turns, self.stop_reason = loop.turns, loop.stop_reason
 

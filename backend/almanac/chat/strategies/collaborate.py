@@ -41,7 +41,7 @@ from almanac.llm.base import Model
 from almanac.llm.events import ModelEvent
 from almanac.llm.messages import ModelRequest, Usage
 from almanac.memory.context import QueryPrompt, Turn
-from almanac.tools.marking import escape_data
+from almanac.text.marking import escape_data
 from almanac.tools.registry import ToolRegistry
 from almanac.usage.recording import ModelUse
 
@@ -164,6 +164,7 @@ class CollaborateLoop:
         self.escalations: list[Verdict] = []
         self.primary_usage = Usage()
         self.primary_calls = 0
+        self.primary_estimated_calls = 0
 
     @property
     def helper_usage(self) -> Usage:
@@ -172,9 +173,19 @@ class CollaborateLoop:
     def model_uses(self) -> list[ModelUse]:
         """Each model's usage for this query, under its role (`chat` for the primary, `helper`)."""
         primary, helper, spent = self.primary, self.helper.model, self.helper.usage
-        uses = [ModelUse(primary.provider, primary.name, *_tokens(self.primary_usage), self.primary_calls, "chat")]
+        used, calls, estimated = self.primary_usage, self.primary_calls, self.primary_estimated_calls
+        uses = [ModelUse(primary.provider, primary.name, *_tokens(used), calls, "chat", estimated)]
         if self.helper.calls:
-            uses.append(ModelUse(helper.provider, helper.name, *_tokens(spent), self.helper.calls, "helper"))
+            uses.append(
+                ModelUse(
+                    helper.provider,
+                    helper.name,
+                    *_tokens(spent),
+                    self.helper.calls,
+                    "helper",
+                    self.helper.estimated_calls,
+                )
+            )
         return uses
 
     async def run(self) -> AsyncIterator[ChatEvent]:
@@ -241,6 +252,7 @@ class CollaborateLoop:
         if isinstance(event, UsageEvent):
             self.primary_usage = self.primary_usage + Usage(event.input_tokens, event.output_tokens)
             self.primary_calls += 1
+            self.primary_estimated_calls += event.estimated
 
     def _loop_check(self, watch: _Watch, attempt: int) -> Verdict | None:
         """Before a model call: judge the tool loop if a tool turn finished since the last check."""

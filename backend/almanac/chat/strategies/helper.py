@@ -2,7 +2,7 @@
 
 The helper gets a meta-prompt: the task (the user's message), the primary model's attempt — its
 answer and the tool calls it made, with short results — and why the attempt was judged stuck. The
-attempt and the results are marked as data (`tools/marking.py`): they came from a model and from
+attempt and the results are marked as data (`text/marking.py`): they came from a model and from
 tools, so nothing inside them is an instruction to the helper. The helper has no tools; it answers
 with a plan. `distill()` keeps the plan short (numbered steps and code first), and the primary
 retries with it (`collaborate.py`).
@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 from almanac.llm.base import Model, ModelError, complete
 from almanac.llm.messages import Message, ModelRequest, Usage
-from almanac.tools.marking import DATA_RULE, as_data
+from almanac.text.marking import DATA_RULE, as_data
 
 PLAN_CHARS = 1_500
 ATTEMPT_CHARS = 6_000
@@ -116,6 +116,7 @@ class Helper:
         self.max_tokens = max_tokens
         self.usage = Usage()
         self.calls = 0
+        self.estimated_calls = 0  # calls whose tokens the server did not report
 
     async def ask(self, attempt: StuckAttempt) -> HelperReply:
         """One helper call; raises `HelperFailed` on an error, a timeout or an empty reply."""
@@ -131,6 +132,7 @@ class Helper:
         except ModelError as exc:
             raise HelperFailed(f"the helper failed: {exc}") from None
         self.usage = self.usage + response.usage
+        self.estimated_calls += response.usage.estimated
         if not response.text.strip():
             raise HelperFailed("the helper's reply was empty")
         return HelperReply(response.text, distill(response.text), response.usage)

@@ -20,6 +20,7 @@ from almanac.chat.strategies.sections import Sections, parse_sections
 from almanac.llm.base import Model, ModelError, complete
 from almanac.llm.messages import Message, ModelRequest, TextBlock, ToolResultBlock, ToolSpec, ToolUseBlock, Usage
 from almanac.llm.render import concise_manifest
+from almanac.text.marking import as_data
 
 DEFAULT_TEMPLATE = """\
 You are the planner. Another model, the executor, will carry out your plan: it can call the tools
@@ -113,12 +114,15 @@ def _line(message: Message, names: dict[str, str]) -> str:
     for block in message.content:
         if isinstance(block, TextBlock) and block.text.strip():
             parts.append(block.text.strip())
-        elif isinstance(block, ToolUseBlock):
-            parts.append(f"(called {block.name} with {json.dumps(dict(block.input), ensure_ascii=False)[:1000]})")
+        elif isinstance(block, ToolUseBlock):  # a model chose the name and arguments: data, like results
+            arguments = json.dumps(dict(block.input), ensure_ascii=False)[:1000]
+            parts.append("(tool call:)\n" + as_data(f"{block.name} with {arguments}", source="tool call"))
         elif isinstance(block, ToolResultBlock):
             text = block.content if len(block.content) <= RESULT_CHARS else block.content[:RESULT_CHARS] + " […cut]"
-            label = "error from" if block.is_error else "result of"
-            parts.append(f"({label} {names.get(block.tool_use_id, 'a tool')}:)\n{text}")
+            label = "error" if block.is_error else "result"
+            parts.append(
+                f"(tool {label}:)\n" + as_data(text, source=f"{label} of {names.get(block.tool_use_id, 'tool')}")
+            )
     speaker = "User" if message.role == "user" else "Assistant"
     return f"{speaker}: " + "\n".join(parts)
 
@@ -183,6 +187,7 @@ class Planner:
         self.max_tokens = max_tokens
         self.usage = Usage()
         self.calls = 0
+        self.estimated_calls = 0  # calls whose tokens the server did not report
 
     async def ask(self, view: PlannerView, *, loop: int, max_loops: int, attempts: Sequence[Attempt]) -> PlannerReply:
         """One planner call; raises `PlannerFailed` on an error or timeout."""
@@ -197,4 +202,5 @@ class Planner:
         except ModelError as exc:
             raise PlannerFailed(f"the planner failed: {exc}") from None
         self.usage = self.usage + response.usage
+        self.estimated_calls += response.usage.estimated
         return PlannerReply(response.text, parse_sections(response.text), response.usage)

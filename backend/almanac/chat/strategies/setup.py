@@ -13,9 +13,10 @@ against the turn limit.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable
-from typing import TYPE_CHECKING, Protocol
+from typing import Protocol
 
 from almanac.chat.events import ChatEvent
+from almanac.chat.runtime import RunContext
 from almanac.chat.strategies.boost import BoostLoop, boost_turn_loop
 from almanac.chat.strategies.collaborate import collaborate_turn_loop
 from almanac.chat.strategies.planner import Planner
@@ -24,9 +25,6 @@ from almanac.chat.turn import LoopHooks, TurnLoop
 from almanac.llm.base import ModelContextTooLong
 from almanac.llm.messages import ModelRequest
 from almanac.memory.context import ContextOverflow, QueryPrompt, assemble
-
-if TYPE_CHECKING:
-    from almanac.chat.service import ChatService
 
 
 class AnswerLoop(Protocol):
@@ -38,52 +36,52 @@ class AnswerLoop(Protocol):
     def run(self) -> AsyncIterator[ChatEvent]: ...
 
 
-def boost_for(service: ChatService, prompt: QueryPrompt, new_loop: Callable[[str], TurnLoop]) -> BoostLoop:
+def boost_for(context: RunContext, prompt: QueryPrompt, new_loop: Callable[[str], TurnLoop]) -> BoostLoop:
     """A boost loop for one query: planner → executor (`new_loop(system)`, the ordinary turn loop
     with the plan in its system prompt)."""
-    strategies = service.strategies
+    strategies = context.strategies
     planner = Planner(
-        strategies.planner or service.model,
+        strategies.planner or context.model,
         template=strategies.planner_template,
         timeout_s=strategies.planner_timeout_s,
-        max_tokens=service.limits.loop.max_tokens,
+        max_tokens=context.limits.loop.max_tokens,
     )
-    specs = service.registry.specs() if service.model.supports_tools else ()
+    specs = context.registry.specs() if context.model.supports_tools else ()
     try:
-        view = assemble(prompt, system=service.system_prompt, tools=specs)
+        view = assemble(prompt, system=context.system_prompt, tools=specs)
     except ContextOverflow as exc:
         raise ModelContextTooLong(str(exc)) from None
     return boost_turn_loop(
         planner=planner,
-        executor=service.model,
-        system=service.system_prompt,
-        conversation=ModelRequest(service.system_prompt, view.messages, tuple(specs)),
+        executor=context.model,
+        system=context.system_prompt,
+        conversation=ModelRequest(context.system_prompt, view.messages, tuple(specs)),
         new_loop=new_loop,
     )
 
 
-def collaborate_for(service: ChatService, prompt: QueryPrompt, hooks: LoopHooks, *, where: str = "") -> AnswerLoop:
+def collaborate_for(context: RunContext, prompt: QueryPrompt, hooks: LoopHooks, *, where: str = "") -> AnswerLoop:
     """A collaboration loop for one query (the chat model as primary), or, with collaboration
     turned off in COLLABORATION_CONFIG, the plain turn loop."""
-    strategies, limits = service.strategies, service.limits.loop
+    strategies, limits = context.strategies, context.limits.loop
     collaboration = strategies.collaboration
     if not collaboration.enabled:
         return TurnLoop(
-            model=service.model,
-            system=service.system_prompt,
+            model=context.model,
+            system=context.system_prompt,
             prompt=prompt,
-            registry=service.registry,
+            registry=context.registry,
             hooks=hooks,
             limits=limits,
         )
     return collaborate_turn_loop(
-        primary=service.model,
+        primary=context.model,
         helper=strategies.helper,
-        pair=collaboration.pair_for(("chat", service.model.name)),
-        system=service.system_prompt,
+        pair=collaboration.pair_for(("chat", context.model.name)),
+        system=context.system_prompt,
         task=prompt.query_text,
         prompt=prompt,
-        registry=service.registry,
+        registry=context.registry,
         hooks=hooks,
         limits=limits,
         relevance=strategies.relevance or LexicalRelevance(),

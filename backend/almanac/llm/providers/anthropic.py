@@ -27,6 +27,7 @@ from almanac.llm.events import ModelEvent, StreamEnd, TextDelta, ToolCallReady, 
 from almanac.llm.messages import Message, ModelRequest, TextBlock, ToolResultBlock, ToolUseBlock, Usage
 from almanac.llm.providers.transport import TIMEOUTS, TRANSPORT_ERRORS
 from almanac.llm.render import anthropic_tools
+from almanac.llm.usage import ensure_usage
 
 
 class AnthropicModel:
@@ -51,7 +52,7 @@ class AnthropicModel:
     async def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
         try:
             stream = await self._client.messages.create(**request_params(request, self.name), stream=True)
-            async for event in _events(stream):
+            async for event in ensure_usage(_events(stream), request):
                 yield event
         except anthropic.APIError as exc:
             raise _translate(exc) from None

@@ -2,7 +2,9 @@
 
 It picks tools with simple intent rules (`offline_intents`) and, once tools have answered, replies
 extractively: it quotes what the tools returned and cites the item IDs. Without a matching rule it
-says plainly what it can and cannot do. Rules are pluggable: later tools add their own.
+says plainly what it can and cannot do. Rules are pluggable: later tools add their own. It has no
+tokenizer: its usage is counted with the estimate every provider falls back on (`llm/usage.py`),
+and marked estimated.
 """
 
 from __future__ import annotations
@@ -13,8 +15,8 @@ import re
 from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass
 
-from almanac.llm.events import ModelEvent, StreamEnd, TextDelta, ToolCallReady, UsageReport
-from almanac.llm.messages import Message, ModelRequest, TextBlock, ToolResultBlock, ToolUseBlock, Usage
+from almanac.llm.events import ModelEvent, StreamEnd, TextDelta, ToolCallReady
+from almanac.llm.messages import Message, ModelRequest, TextBlock, ToolResultBlock, ToolUseBlock
 from almanac.llm.providers.offline_intents import (
     KnownItem,
     PlannedCall,
@@ -23,8 +25,9 @@ from almanac.llm.providers.offline_intents import (
     known_items,
     wants_full_context,
 )
+from almanac.llm.usage import ensure_usage
 from almanac.memory.summarise import extractive_summary
-from almanac.tools.marking import unwrap_data
+from almanac.text.marking import unwrap_data
 
 MAX_QUOTE_CHARS = 20_000
 
@@ -85,7 +88,11 @@ class OfflineModel:
         else:
             self.rules.append(rule)
 
-    async def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
+    def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
+        """The answer's events, ending with its estimated usage."""
+        return ensure_usage(self._answer(request), request)
+
+    async def _answer(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
         if request.purpose == "summary":
             text = extractive_summary(_item_text(request.messages[-1].text))
             async for event in self._say(text, request):
@@ -120,7 +127,6 @@ class OfflineModel:
                 id=f"toolu_offline_{situation.query_number}_{turn}_{index}", name=call.name, input=dict(call.arguments)
             )
             yield ToolCallReady(block)
-        yield UsageReport(Usage(_input_tokens(request), 10 * len(planned)))
         yield StreamEnd("tool_use")
 
     async def _say(self, text: str, request: ModelRequest, *, declined: bool = False) -> AsyncIterator[ModelEvent]:
@@ -131,7 +137,6 @@ class OfflineModel:
                 await asyncio.sleep(self._delay)
             elif index % 64 == 63:
                 await asyncio.sleep(0)
-        yield UsageReport(Usage(_input_tokens(request), len(words)))
         yield StreamEnd("end_turn", declined=declined)
 
 
@@ -258,7 +263,3 @@ def _direct_answer(query: str, request: ModelRequest) -> tuple[str, bool]:
 def _item_text(prompt: str) -> str:
     start, end = prompt.find("<item>"), prompt.rfind("</item>")
     return prompt[start + 6 : end].strip() if start >= 0 and end > start else prompt
-
-
-def _input_tokens(request: ModelRequest) -> int:
-    return (len(request.system) + sum(len(str(b)) for m in request.messages for b in m.content)) // 4

@@ -1,7 +1,9 @@
 """Any OpenAI-compatible Chat Completions server (OpenAI, Ollama, vLLM, llama.cpp, OpenRouter…),
 through the official async SDK, streaming.
 
-Retries with backoff (honouring Retry-After) are the SDK's. Tool-call arguments arrive as string
+Retries with backoff (honouring Retry-After) are the SDK's. Usage is asked for
+(`stream_options.include_usage`); a server that ignores it (llama-cpp-python) gets its tokens
+estimated (`llm/usage.py`). Tool-call arguments arrive as string
 fragments per call index and are parsed when the stream ends; invalid JSON becomes a parse error
 the turn loop reports back to the model.
 """
@@ -28,6 +30,7 @@ from almanac.llm.events import ModelEvent, StreamEnd, TextDelta, ToolCallReady, 
 from almanac.llm.messages import Message, ModelRequest, TextBlock, ToolResultBlock, ToolUseBlock, Usage
 from almanac.llm.providers.transport import TIMEOUTS, TRANSPORT_ERRORS
 from almanac.llm.render import openai_tools
+from almanac.llm.usage import ensure_usage
 
 _STOP_REASONS = {"stop": "end_turn", "tool_calls": "tool_use", "function_call": "tool_use", "length": "max_tokens"}
 
@@ -55,7 +58,7 @@ class OpenAICompatModel:
     async def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
         try:
             stream = await self._client.chat.completions.create(**request_params(request, self.name), stream=True)
-            async for event in _events(stream):
+            async for event in ensure_usage(_events(stream), request):
                 yield event
         except openai.APIError as exc:
             raise _translate(exc) from None

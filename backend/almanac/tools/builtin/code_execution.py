@@ -78,12 +78,13 @@ class CodeExecutionTool:
                 else:
                     async with self._workspaces.lock(context.user_id):
                         workspace = self._workspaces.of(context.user_id)
-                        before: WorkspaceCopy = await asyncio.to_thread(copy_in, workspace, run.workspace)
+                        before: WorkspaceCopy = await asyncio.to_thread(copy_in, workspace)
                         context.report(f"running {language} in the sandbox")
                         outcome = await self._sandbox.execute(
-                            run, language=language, stdin=str(arguments.get("stdin", ""))
+                            run, language=language, stdin=str(arguments.get("stdin", "")), workspace=before
                         )
-                        saved = await asyncio.to_thread(save_back, workspace, run.workspace, before)
+                        folder = run.files.workspace if run.files is not None else None
+                        saved = await asyncio.to_thread(save_back, workspace, folder, before)
         except SandboxUnavailable as exc:
             raise ToolUnavailable(f"the code sandbox cannot run here: {exc}") from None
         except WorkspaceError as exc:  # the workspace could not be copied in (e.g. its folder is a link)

@@ -46,6 +46,12 @@ def _status(outcome: Outcome, limits: Limits) -> tuple[str, bool]:
         return f"stopped: more than {limits.output_bytes:,} bytes of output", True
     if outcome.stopped == "disk":
         return f"stopped: wrote more than {limits.disk_mb} MiB or {limits.disk_files:,} files", True
+    if outcome.memory_exhausted and code != 0:
+        return (
+            f"exit code {code}: the run reached its memory limit ({limits.memory_mb} MiB for its processes "
+            f"plus its files in /tmp and /workspace)",
+            True,
+        )
     if code is None:
         return "ended without an exit status", True
     if code == 0:
@@ -72,7 +78,12 @@ def _saved(saved: Saved) -> list[str]:
     if saved.removed:
         lines.append("[removed from the workspace: " + ", ".join(saved.removed[:20]) + _more(saved.removed) + "]")
     if saved.skipped:
-        lines.append("[not saved (links, special files or conflicts): " + ", ".join(saved.skipped[:20]) + "]")
+        lines.append(
+            "[not saved (links, special files, names that are not UTF-8, or conflicts): "
+            + ", ".join(saved.skipped[:20])
+            + _more(saved.skipped)
+            + "]"
+        )
     return lines
 
 

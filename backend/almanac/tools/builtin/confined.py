@@ -78,45 +78,55 @@ def read_tree(folder: Path, limits: WorkspaceLimits) -> Tree:
     """The files under `folder` (which may hold anything, links included) within `limits`."""
     root = open_dir(str(folder), None, "the folder")
     try:
-        entries: list[Entry] = []
-        walk(root, "", entries, limits.max_files * 4 + 1, depth=0)
-        files: dict[str, bytes] = {}
-        skipped: list[str] = []
-        total = 0
-        for entry in entries:
-            if entry.kind == "folder":
-                continue
-            if entry.kind != "file":
-                skipped.append(entry.path)
-                continue
-            try:
-                parts = split_path(entry.path)
-            except WorkspaceError:
-                skipped.append(entry.path)
-                continue
-            if len(files) >= limits.max_files:
-                return Tree({}, (), f"more than {limits.max_files:,} files")
-            parent = descend(root, parts[:-1], create=False)
-            try:
-                fd = open_file(parts[-1], parent, entry.path, os.O_RDONLY | os.O_NONBLOCK)
-            except WorkspaceError:
-                skipped.append(entry.path)
-                continue
-            finally:
-                os.close(parent)
-            try:
-                data = read_up_to(fd, limits.max_file_bytes + 1)
-            finally:
-                os.close(fd)
-            total += len(data)
-            if len(data) > limits.max_file_bytes:
-                return Tree({}, (), f"{entry.path} is over {limits.max_file_bytes:,} bytes")
-            if total > limits.max_total_bytes:
-                return Tree({}, (), f"the files add up to more than {limits.max_total_bytes:,} bytes")
-            files[entry.path] = data
-        return Tree(files, tuple(skipped), None)
+        return read_tree_at(root, limits)
     finally:
         os.close(root)
+
+
+def shown_name(path: str) -> str:
+    """A path as text that can always be printed: bytes that are not UTF-8 as `\\xNN` escapes."""
+    return path.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+
+
+def read_tree_at(root: int, limits: WorkspaceLimits) -> Tree:
+    """`read_tree` of the folder open as `root` (the caller closes it)."""
+    entries: list[Entry] = []
+    walk(root, "", entries, limits.max_files * 4 + 1, depth=0)
+    files: dict[str, bytes] = {}
+    skipped: list[str] = []
+    total = 0
+    for entry in entries:
+        if entry.kind == "folder":
+            continue
+        if entry.kind != "file" or shown_name(entry.path) != entry.path:  # a name that is not UTF-8
+            skipped.append(shown_name(entry.path))
+            continue
+        try:
+            parts = split_path(entry.path)
+        except WorkspaceError:
+            skipped.append(entry.path)
+            continue
+        if len(files) >= limits.max_files:
+            return Tree({}, (), f"more than {limits.max_files:,} files")
+        parent = descend(root, parts[:-1], create=False)
+        try:
+            fd = open_file(parts[-1], parent, entry.path, os.O_RDONLY | os.O_NONBLOCK)
+        except WorkspaceError:
+            skipped.append(entry.path)
+            continue
+        finally:
+            os.close(parent)
+        try:
+            data = read_up_to(fd, limits.max_file_bytes + 1)
+        finally:
+            os.close(fd)
+        total += len(data)
+        if len(data) > limits.max_file_bytes:
+            return Tree({}, (), f"{entry.path} is over {limits.max_file_bytes:,} bytes")
+        if total > limits.max_total_bytes:
+            return Tree({}, (), f"the files add up to more than {limits.max_total_bytes:,} bytes")
+        files[entry.path] = data
+    return Tree(files, tuple(skipped), None)
 
 
 def descend(root: int, folders: tuple[str, ...], *, create: bool) -> int:

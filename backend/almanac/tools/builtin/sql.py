@@ -1,13 +1,17 @@
 """`sql_query`: one read-only SQL statement against the configured database, answered as a
-Markdown table. Read-only is enforced by the connection (see `sql_engines.py`). A statement the
-database refuses (a write, a syntax error, the time limit) is an error the model reads; it and a
-query that returns no rows cost nothing. An unreachable database makes the call unavailable.
+Markdown table. Read-only is enforced by the connection, and what one statement may return is
+bounded in bytes (see `sql_engines.py`). A statement the database refuses (a write, a syntax error,
+the time limit, a result too large) is an error the model reads; it and a query that returns no rows
+cost nothing — except a refusal whose message quotes data from the database (a failed CAST echoes
+the value), which is charged like the result it is. An unreachable database makes the call
+unavailable.
 """
 
 from __future__ import annotations
 
 import datetime
 import decimal
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -30,9 +34,10 @@ class SqlQueryTool:
     source = "builtin"
     output_schema: Mapping[str, Any] | None = None
 
-    def __init__(self, reader: Reader, *, max_rows: int, timeout_s: float) -> None:
+    def __init__(self, reader: Reader, *, max_rows: int, timeout_s: float, max_bytes: int = 4_000_000) -> None:
         self._reader = reader
         self._max_rows = max_rows
+        self._max_bytes = max_bytes
         self._query_timeout_s = timeout_s
         self.timeout_s = timeout_s + 15.0  # connecting comes on top of the statement's own limit
         self.description = (
@@ -50,14 +55,20 @@ class SqlQueryTool:
         }
 
     async def run(self, arguments: Mapping[str, Any], context: ToolContext) -> ToolOutput:
+        query = str(arguments["query"])
         try:
             result = await self._reader.query(
-                str(arguments["query"]), max_rows=self._max_rows, timeout_s=self._query_timeout_s
+                query, max_rows=self._max_rows, timeout_s=self._query_timeout_s, max_bytes=self._max_bytes
             )
         except DatabaseUnavailable as exc:
             raise ToolUnavailable(str(exc)) from None
         except QueryRefused as exc:
-            return ToolOutput(f"The database refused the query: {exc}", is_error=True, free=True)
+            # A refusal costs nothing — unless its message quotes what the database holds (a failed
+            # CAST echoes the value it could not convert): data read that way is charged like a result.
+            quoted = quotes_data(str(exc), query)
+            note = " (the message quotes data, so the call is charged like a result)" if quoted else ""
+            hint = f"\nHINT: {exc.hint}" if exc.hint else ""
+            return ToolOutput(f"The database refused the query{note}: {exc}{hint}", is_error=True, free=not quoted)
         if not result.columns:
             return ToolOutput("The statement returned no rows.", free=True)
         if not result.rows:
@@ -66,6 +77,22 @@ class SqlQueryTool:
             markdown_table(result, max_rows=self._max_rows),
             data={"columns": list(result.columns), "rows": len(result.rows), "more": result.more},
         )
+
+
+_QUOTED = re.compile(r'"((?:[^"]|"")*)"|\'((?:[^\']|\'\')*)\'')
+
+
+def quotes_data(message: str, query: str) -> bool:
+    """Whether an error message quotes text the query itself does not contain — a value from the
+    database (`invalid input syntax for type integer: "ann@example.com,bob@…"`), as opposed to a
+    name or literal the query wrote (`relation "users" does not exist`). Compared without case
+    (the database folds unquoted names) and ignoring the quotes' own escaping."""
+    written = query.casefold()
+    for match in _QUOTED.finditer(message):
+        quoted = (match.group(1) if match.group(1) is not None else match.group(2) or "").casefold()
+        if quoted and quoted not in written and quoted.replace('""', '"').replace("''", "'") not in written:
+            return True
+    return False
 
 
 def markdown_table(result: QueryResult, *, max_rows: int, max_chars: int = MAX_TABLE_CHARS) -> str:

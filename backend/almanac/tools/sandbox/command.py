@@ -4,17 +4,19 @@ What the program sees:
 
 - `/usr` (and `/bin`, `/sbin`, `/lib*` as the host has them: symlinks into `/usr` or read-only
   binds), a handful of `/etc` files the dynamic loader needs, a fresh `/proc` of its own PID
-  namespace and a minimal `/dev` — all read-only;
-- `/tmp`: a private, writable folder for this run (the working directory, also `HOME`);
-- `/workspace`: a writable copy of the caller's workspace (when workspaces are on);
-- `/code`: the program itself, read-only.
+  namespace and a minimal `/dev` — all read-only (so `/dev/shm` too);
+- `/tmp`: a private tmpfs of a fixed size (the working directory, also `HOME`);
+- `/workspace`: another (the host writes the caller's workspace into it, see `runfs.py`);
+- `/code`: the program itself, read-only (bubblewrap copies it from a descriptor: no host folder
+  has to be readable by the sandbox's user).
 
 Nothing else of the host exists in there: not the repository, the data folder, the database,
 `/root`, `/home`, `/var` or `/run`. Any of those that lie under a bound system folder are covered
 (an empty read-only tmpfs over a folder, `/dev/null` over a file). The environment is cleared
 (PATH, HOME, LANG, TMPDIR only); every namespace is new (user, PID, network with only its own
-loopback, IPC, UTS, cgroup); the program runs as uid/gid 1000 with no capabilities, in a new
-session, and dies with its parent.
+loopback, IPC, UTS, cgroup) and no further user namespace can be made inside (`--disable-userns`);
+the program runs as uid/gid 1000 with no capabilities, in a new session, under the system-call
+filter of `seccomp.py`, and dies with its parent.
 """
 
 from __future__ import annotations
@@ -46,11 +48,10 @@ class HostLayout:
 
 @dataclass(frozen=True)
 class RunPaths:
-    """The host folders of one run."""
+    """What one run shows beyond the system folders."""
 
-    tmp: Path  # → /tmp, the working directory
-    code: Path  # → /code (read-only): the program
-    workspace: Path | None = None  # → /workspace
+    program: str  # /code/<program> (read-only), its contents read by bubblewrap from `program_fd`
+    program_fd: int
     # Host paths under a bound folder that must not show: folders get an empty read-only tmpfs over
     # them, files /dev/null.
     hidden_dirs: tuple[Path, ...] = field(default=())
@@ -103,13 +104,25 @@ def bwrap_argv(
     *,
     prlimit: str,
     limits: Sequence[str],
+    fs_bytes: int | None,
+    workspace_bytes: int | None = None,
     info_fd: int | None = None,
+    block_fd: int | None = None,
+    seccomp_fd: int | None = None,
+    disable_userns: bool = True,
 ) -> list[str]:
     """The full command line: bubblewrap, then `prlimit` setting the limits, then `command`.
-    With `info_fd`, bubblewrap writes the sandbox's init PID there (JSON) once it is set up."""
-    argv = [bwrap, "--unshare-all", "--die-with-parent", "--new-session", "--cap-drop", "ALL", "--clearenv"]
-    if info_fd is not None:
-        argv += ["--info-fd", str(info_fd)]
+    `fs_bytes` is the size of /tmp, and of /workspace unless `workspace_bytes` is given (room for
+    the files copied in as well); None: tmpfs without a size, only when the operator allowed it.
+    With `info_fd`, bubblewrap writes the sandbox's init PID there (JSON); with `block_fd`, it
+    waits, set up, until a byte arrives there; `seccomp_fd` is the compiled system-call filter."""
+    argv = [bwrap, "--unshare-all", "--unshare-user", "--die-with-parent", "--new-session"]
+    argv += ["--cap-drop", "ALL", "--clearenv"]
+    if disable_userns:
+        argv.append("--disable-userns")
+    for option, fd in (("--info-fd", info_fd), ("--block-fd", block_fd), ("--seccomp", seccomp_fd)):
+        if fd is not None:
+            argv += [option, str(fd)]
     for name, value in (("PATH", SANDBOX_PATH), ("HOME", "/tmp"), ("TMPDIR", "/tmp"), ("LANG", "C.UTF-8")):
         argv += ["--setenv", name, value]
     argv += ["--uid", str(SANDBOX_UID), "--gid", str(SANDBOX_GID), "--hostname", "sandbox"]
@@ -120,9 +133,10 @@ def bwrap_argv(
     for path in layout.etc:
         argv += ["--ro-bind", path, path]
     argv += ["--proc", "/proc", "--dev", "/dev"]
-    argv += ["--bind", str(paths.tmp), "/tmp", "--ro-bind", str(paths.code), "/code"]
-    if paths.workspace is not None:
-        argv += ["--bind", str(paths.workspace), "/workspace"]
+    sizes = {"/tmp": fs_bytes, "/workspace": workspace_bytes or fs_bytes}
+    for mount, size in sizes.items():
+        argv += [*(["--size", str(size)] if fs_bytes is not None else []), "--tmpfs", mount]
+    argv += ["--perms", "0444", "--ro-bind-data", str(paths.program_fd), f"/code/{paths.program}"]
     for folder in paths.hidden_dirs:
         argv += ["--tmpfs", str(folder), "--remount-ro", str(folder)]
     for file in paths.hidden_files:

@@ -30,6 +30,8 @@ log = logging.getLogger(__name__)
 DRAIN_AFTER_KILL_S = 5.0
 CHUNK = 64 * 1024
 Watcher = Callable[[], Awaitable[str | None]]  # a problem that must stop the run, or None
+Starter = Callable[[int], Awaitable[None]]  # given the sandbox's init PID, before the program starts
+SETUP_TIMEOUT_S = 10.0
 
 
 @dataclass(frozen=True)
@@ -44,6 +46,7 @@ class Outcome:
     timed_out: bool
     stopped: str | None  # why it was stopped early (output or disk limit), None if it was not
     duration_s: float
+    memory_exhausted: bool = False  # the run's memory cgroup hit its limit (allocations failed, OOM kill)
 
 
 class _Stream:
@@ -76,11 +79,18 @@ async def run_tree(
     watcher: Watcher | None = None,
     watch_every_s: float = 0.25,
     info: tuple[int, int] | None = None,
+    block: tuple[int, int] | None = None,
+    on_start: Starter | None = None,
+    pass_fds: tuple[int, ...] = (),
 ) -> Outcome:
     """Run `argv` and collect what it wrote; see the module docstring for when it is stopped.
-    `info` is bubblewrap's info pipe (read end, write end: the write end is passed to the child and
-    closed here)."""
+    `info` is bubblewrap's info pipe and `block` its block pipe (read end, write end): the child's
+    ends are passed to it and closed here, as are `pass_fds`. With `block`, `on_start` is awaited
+    with the sandbox's init PID before the program may start; if it raises, the tree is killed and
+    the exception raised once nothing of it is left."""
     started = time.monotonic()
+    ours = [fd for fd in (info[0] if info else None, block[1] if block else None) if fd is not None]
+    theirs = [fd for fd in (info[1] if info else None, block[0] if block else None) if fd is not None]
     try:
         process = await asyncio.create_subprocess_exec(
             *argv,
@@ -90,15 +100,15 @@ async def run_tree(
             env=env,
             start_new_session=True,
             close_fds=True,
-            pass_fds=(info[1],) if info is not None else (),
+            pass_fds=(*theirs, *pass_fds),
         )
     except BaseException:
-        if info is not None:
-            os.close(info[0])
+        for fd in ours:
+            os.close(fd)
         raise
     finally:
-        if info is not None:
-            os.close(info[1])
+        for fd in (*theirs, *pass_fds):
+            os.close(fd)
     init = asyncio.create_task(asyncio.to_thread(_sandbox_init, info[0])) if info is not None else None
     reasons: list[str] = []
 
@@ -119,7 +129,14 @@ async def run_tree(
     waiting = asyncio.create_task(process.wait())
     timed_out = False
     returncode: int | None = None
+    failed: BaseException | None = None
     try:
+        if block is not None:
+            try:
+                await _release(block[1], init, on_start)
+            except Exception as exc:  # the tree dies before the program could start
+                failed = exc
+                stop("setup")
         try:
             await asyncio.wait_for(asyncio.shield(waiting), timeout_s)
         except TimeoutError:
@@ -138,7 +155,11 @@ async def run_tree(
         await asyncio.gather(*tasks, waiting, return_exceptions=True)
         if init is not None:
             await _namespace_gone(init)
-    stopped = next((r for r in reasons if r != "timeout"), None)
+        if block is not None:
+            os.close(block[1])  # only now: at end of file bubblewrap would start the program
+    if failed is not None:
+        raise failed
+    stopped = next((r for r in reasons if r not in ("timeout", "setup")), None)
     out, err = streams
     return Outcome(
         returncode if returncode is not None else process.returncode,
@@ -178,8 +199,22 @@ async def _watch(watcher: Watcher, every_s: float, stop: Callable[[str], None]) 
             return
 
 
-def _sandbox_init(info_fd: int) -> int | None:
-    """A pidfd of the sandbox's init, read from bubblewrap's info pipe (None if it never started)."""
+async def _release(block: int, init: asyncio.Task[tuple[int, int] | None] | None, on_start: Starter | None) -> None:
+    """Let bubblewrap start the program, after `on_start` has prepared its sandbox."""
+    if on_start is not None and init is not None:
+        try:
+            started = await asyncio.wait_for(asyncio.shield(init), SETUP_TIMEOUT_S)
+        except TimeoutError:
+            raise OSError("bubblewrap did not report its sandbox's PID") from None
+        if started is not None:  # None: bubblewrap failed before it made one (its stderr says why)
+            await on_start(started[0])
+    with contextlib.suppress(BrokenPipeError):  # bubblewrap is gone already: its output says why
+        os.write(block, b"x")
+
+
+def _sandbox_init(info_fd: int) -> tuple[int, int] | None:
+    """The PID of the sandbox's init and a pidfd of it, read from bubblewrap's info pipe (None if
+    it never started)."""
     data = b""
     try:
         while chunk := os.read(info_fd, 4096):
@@ -188,20 +223,21 @@ def _sandbox_init(info_fd: int) -> int | None:
         os.close(info_fd)
     try:
         pid = int(json.loads(data)["child-pid"])
-        return os.pidfd_open(pid)
+        return pid, os.pidfd_open(pid)
     except (ValueError, KeyError, TypeError, ProcessLookupError):
         return None
 
 
-async def _namespace_gone(init: asyncio.Task[int | None]) -> None:
+async def _namespace_gone(init: asyncio.Task[tuple[int, int] | None]) -> None:
     """Wait (bounded) until the sandbox's init has exited, i.e. its whole PID namespace is empty."""
     try:
-        pidfd = await asyncio.wait_for(asyncio.shield(init), DRAIN_AFTER_KILL_S)
+        started = await asyncio.wait_for(asyncio.shield(init), DRAIN_AFTER_KILL_S)
     except (TimeoutError, OSError):
         log.warning("bubblewrap did not report its sandbox's PID")
         return
-    if pidfd is None:
+    if started is None:
         return
+    pidfd = started[1]
     try:
         ended, _, _ = await asyncio.to_thread(select.select, [pidfd], [], [], DRAIN_AFTER_KILL_S)
         if not ended:

@@ -38,6 +38,7 @@ async def test_streams_text_and_usage(fake: tuple[FakeAnthropic, str]) -> None:
     assert len([e for e in events if isinstance(e, TextDelta)]) == 3
     usage = [e.usage for e in events if isinstance(e, UsageReport)]
     assert sum(u.input_tokens for u in usage) == 40 and sum(u.output_tokens for u in usage) == 6
+    assert not any(u.estimated for u in usage)  # Anthropic always reports: nothing is estimated
     assert events[-1] == StreamEnd("end_turn")
 
 

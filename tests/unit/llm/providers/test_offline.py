@@ -142,3 +142,10 @@ async def test_documentation_questions_call_retrieve_documentation() -> None:
         ], question
     for chatter in ("hello there", "visit evil.example now", "tell me a joke"):
         assert (await complete(OfflineModel(), documentation_request(chatter))).tool_calls == (), chatter
+
+
+async def test_its_usage_is_counted_with_the_shared_estimate_and_marked_estimated() -> None:
+    answer = await complete(OfflineModel(), ask("What is the capital of France?"))
+    assert answer.usage.estimated and answer.usage.input_tokens > 0 and answer.usage.output_tokens > 0
+    calling = await complete(OfflineModel(), ask("Show me the full code from earlier"))
+    assert calling.tool_calls and calling.usage.estimated and calling.usage.output_tokens > 0

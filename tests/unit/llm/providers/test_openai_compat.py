@@ -8,7 +8,7 @@ from tests.fakes.server import ServerThread
 
 from almanac.llm.base import ModelAuthError, ModelBadRequest, ModelTimeout, ModelUnavailable, complete
 from almanac.llm.events import StreamEnd, TextDelta, UsageReport
-from almanac.llm.messages import Message, ModelRequest, TextBlock, ToolResultBlock, ToolSpec, ToolUseBlock
+from almanac.llm.messages import Message, ModelRequest, TextBlock, ToolResultBlock, ToolSpec, ToolUseBlock, Usage
 from almanac.llm.providers.openai_compat import OpenAICompatModel
 
 KEY = "sk-openai-test-secret"
@@ -131,3 +131,21 @@ async def test_a_silent_server_times_out(fake: tuple[FakeOpenAI, str]) -> None:
     server.enqueue(Reply(text="slow words here", chunk_delay_s=1.0))
     with pytest.raises(ModelTimeout):
         await complete(model(url, timeout_s=0.3, max_retries=0), request())
+
+
+async def test_a_llama_cpp_stream_without_usage_gets_estimated_usage(fake: tuple[FakeOpenAI, str]) -> None:
+    server, url = fake
+    server.usage = "llama.cpp"  # llama-cpp-python ignores stream_options.include_usage
+    server.enqueue(Reply(text="Hi from a local model"))
+    events = [e async for e in model(url).stream(request())]
+    reports = [e.usage for e in events if isinstance(e, UsageReport)]
+    assert len(reports) == 1 and reports[0].estimated
+    assert reports[0].input_tokens > 0 and reports[0].output_tokens > 0
+    assert events[-1] == StreamEnd("end_turn")
+
+
+async def test_a_server_that_reports_usage_is_not_estimated(fake: tuple[FakeOpenAI, str]) -> None:
+    server, url = fake
+    server.enqueue(Reply(text="Hi", prompt_tokens=17, completion_tokens=5))
+    response = await complete(model(url), request())
+    assert response.usage == Usage(17, 5, estimated=False)

@@ -38,6 +38,11 @@ def test_a_clean_run() -> None:
         ({"returncode": 152}, "exit code 152 (stopped by the CPU-time limit (SIGXCPU))"),
         ({"returncode": -9, "timed_out": True}, "timed out after 10 s: the program and all its processes were killed"),
         ({"returncode": -9, "stopped": "output"}, "stopped: more than 8 bytes of output"),
+        (
+            {"returncode": 137, "memory_exhausted": True},
+            "exit code 137: the run reached its memory limit (512 MiB for its processes plus its files in /tmp "
+            "and /workspace)",
+        ),
         ({"returncode": -9, "stopped": "disk"}, "stopped: wrote more than 100 MiB or 2,000 files"),
         ({"returncode": None}, "ended without an exit status"),
     ],
@@ -62,7 +67,7 @@ def test_what_was_saved_to_the_workspace_is_listed() -> None:
     text, _ = describe_outcome("python", outcome(), LIMITS, saved)
     assert text.endswith(
         "[saved to the workspace: out.csv]\n[removed from the workspace: old.txt]\n"
-        "[not saved (links, special files or conflicts): link]"
+        "[not saved (links, special files, names that are not UTF-8, or conflicts): link]"
     )
     text, _ = describe_outcome("python", outcome(), LIMITS, Saved(problem="more than 1,000 files"))
     assert text.endswith("[/workspace was not saved: more than 1,000 files]")

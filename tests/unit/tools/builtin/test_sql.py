@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from almanac.tools.base import ToolContext, ToolUnavailable
-from almanac.tools.builtin.sql import SqlQueryTool, cell, markdown_table
+from almanac.tools.builtin.sql import SqlQueryTool, cell, markdown_table, quotes_data
 from almanac.tools.builtin.sql_engines import QueryResult, reader_for
 
 CONTEXT = ToolContext("u1", "c1", 1, "q1", "q1-t1", "toolu_1")
@@ -32,8 +32,8 @@ def database(tmp_path: Path) -> Path:
     return path
 
 
-def tool(path: Path, *, max_rows: int = 10, timeout_s: float = 5.0) -> SqlQueryTool:
-    return SqlQueryTool(reader_for(f"sqlite:///{path}"), max_rows=max_rows, timeout_s=timeout_s)
+def tool(path: Path, *, max_rows: int = 10, timeout_s: float = 5.0, max_bytes: int = 4_000_000) -> SqlQueryTool:
+    return SqlQueryTool(reader_for(f"sqlite:///{path}"), max_rows=max_rows, timeout_s=timeout_s, max_bytes=max_bytes)
 
 
 def digest(path: Path) -> str:
@@ -118,3 +118,82 @@ def test_table_cells_are_one_line_bounded_and_typed() -> None:
     table = markdown_table(QueryResult(("a",), [(str(i) * 50,) for i in range(10)], False), max_rows=10, max_chars=200)
     assert table.endswith("more rows not shown (at most 10 are fetched): narrow the query]")
     assert len(table) < 400
+
+
+async def test_a_huge_value_is_refused_before_it_is_built(database: Path) -> None:
+    """`randomblob(900000000)` once made the server allocate 900 MB per call; now no string or blob
+    may grow past a quarter of the query's byte budget, checked before allocation."""
+    for statement in (
+        "SELECT randomblob(900000000)",
+        "SELECT zeroblob(900000000)",
+        "SELECT length(randomblob(900000000))",
+        "WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r WHERE n < 3000) "
+        "SELECT group_concat(hex(randomblob(1000))) FROM r",
+    ):
+        result = await tool(database).run({"query": statement}, CONTEXT)
+        assert result.is_error and result.free, statement
+        assert "string or blob too big" in result.content and "at most 1,000,000 bytes" in result.content
+
+
+async def test_a_result_larger_than_the_budget_is_refused_however_it_is_spread(database: Path) -> None:
+    many_rows = (
+        "WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r WHERE n < 50) SELECT randomblob(900000) FROM r"
+    )
+    wide = "SELECT " + ", ".join(["randomblob(900000)"] * 6)
+    for statement in (many_rows, wide):
+        result = await tool(database, max_rows=100).run({"query": statement}, CONTEXT)
+        assert result.is_error and result.free
+        assert "the result is larger than 4,000,000 bytes" in result.content
+    too_wide = "SELECT " + ", ".join(f"{n} AS c{n}" for n in range(101))
+    result = await tool(database).run({"query": too_wide}, CONTEXT)
+    assert result.is_error and "too many columns" in result.content
+    within = await tool(database, max_rows=100).run(
+        {"query": many_rows.replace("randomblob(900000)", "randomblob(1000)")}, CONTEXT
+    )
+    assert not within.is_error and within.data is not None and within.data["rows"] == 50
+
+
+async def test_an_error_quoting_data_is_charged_like_a_result_and_others_stay_free(database: Path) -> None:
+    """Reading the database through error messages (a JSON path built from the data) is not free."""
+    leak = await tool(database).run(
+        {"query": "SELECT json_extract('{}', (SELECT group_concat(name) FROM items))"}, CONTEXT
+    )
+    assert leak.is_error and not leak.free
+    assert "tea,coffee,water" in leak.content and "charged like a result" in leak.content
+    for mistake in ("SELECT * FROM nosuch", "SELECT nosuch FROM items", "SELEC 1", "SELECT json_extract('{}', 'no')"):
+        result = await tool(database).run({"query": mistake}, CONTEXT)
+        assert result.is_error and result.free, (mistake, result.content)
+
+
+@pytest.mark.parametrize(
+    ("message", "query", "quoted"),
+    [
+        (
+            'invalid input syntax for type integer: "ann@example.com,bob@example.com"',
+            "SELECT CAST((SELECT string_agg(email, ',') FROM users) AS int)",
+            True,
+        ),
+        ('relation "users" does not exist', "SELECT * FROM Users", False),
+        ('column "x" does not exist', 'SELECT "x" FROM t', False),
+        (
+            "JSON path error near 'tea,coffee'",
+            "SELECT json_extract('{}', (SELECT group_concat(name) FROM items))",
+            True,
+        ),
+        ('syntax error at or near "SELEC"', "SELEC 1", False),
+        ('invalid input syntax for type integer: "abc"', "SELECT 'abc'::int", False),
+        ("permission denied for function pg_cancel_backend", "SELECT pg_cancel_backend(1)", False),
+    ],
+)
+def test_what_counts_as_quoting_data(message: str, query: str, quoted: bool) -> None:
+    assert quotes_data(message, query) is quoted
+
+
+async def test_a_database_holding_almanacs_own_tables_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "copy-of-the-app.db"
+    with sqlite3.connect(path) as connection:
+        for table in ("users", "api_keys", "web_sessions", "history_items", "ledger_entries"):
+            connection.execute(f"CREATE TABLE {table} (id INTEGER)")
+    connection.close()
+    with pytest.raises(ToolUnavailable, match="Almanac's own database"):
+        await tool(path).run({"query": "SELECT * FROM api_keys"}, CONTEXT)

@@ -2,7 +2,6 @@
 what it does not (pure; the real sandbox is exercised in tests/integration/test_sandbox_*.py)."""
 
 import os
-import subprocess
 from pathlib import Path
 
 from almanac.tools.sandbox.command import (
@@ -13,14 +12,13 @@ from almanac.tools.sandbox.command import (
     host_layout,
 )
 from almanac.tools.sandbox.limits import MIB, Limits, prlimit_args
-from almanac.tools.sandbox.rundir import make_base
 
 LAYOUT = HostLayout(
     symlinks=(("usr/bin", "/bin"), ("usr/lib", "/lib")),
     read_only=("/usr",),
     etc=("/etc/ld.so.cache",),
 )
-PATHS = RunPaths(Path("/runs/r1/tmp"), Path("/runs/r1/code"), Path("/runs/r1/workspace"))
+PATHS = RunPaths("main.py", 7)
 
 
 def argv(paths: RunPaths = PATHS) -> list[str]:
@@ -31,6 +29,7 @@ def argv(paths: RunPaths = PATHS) -> list[str]:
         ["/usr/bin/python3", "/code/main.py"],
         prlimit="/usr/bin/prlimit",
         limits=["--nproc=32"],
+        fs_bytes=100 * MIB,
     )
 
 
@@ -41,7 +40,7 @@ def pairs(arguments: list[str], option: str) -> list[tuple[str, str]]:
 def test_every_namespace_is_new_and_the_environment_is_cleared() -> None:
     arguments = argv()
     assert arguments[0] == "/usr/bin/bwrap"
-    for option in ("--unshare-all", "--die-with-parent", "--new-session", "--clearenv"):
+    for option in ("--unshare-all", "--unshare-user", "--disable-userns", "--die-with-parent", "--new-session"):
         assert option in arguments
     assert "--share-net" not in arguments
     assert pairs(arguments, "--setenv") == [
@@ -56,12 +55,14 @@ def test_every_namespace_is_new_and_the_environment_is_cleared() -> None:
 
 def test_only_system_folders_are_shown_read_only_and_only_the_run_folders_are_writable() -> None:
     arguments = argv()
-    assert pairs(arguments, "--ro-bind") == [
-        ("/usr", "/usr"),
-        ("/etc/ld.so.cache", "/etc/ld.so.cache"),
-        ("/runs/r1/code", "/code"),
+    assert pairs(arguments, "--ro-bind") == [("/usr", "/usr"), ("/etc/ld.so.cache", "/etc/ld.so.cache")]
+    assert pairs(arguments, "--ro-bind-data") == [("7", "/code/main.py")]  # the program, from a descriptor
+    assert pairs(arguments, "--bind") == []
+    # /tmp and /workspace are file systems of their own, of a size the kernel enforces
+    assert [arguments[i - 2 : i + 2] for i, a in enumerate(arguments) if a == "--tmpfs"] == [
+        ["--size", str(100 * MIB), "--tmpfs", "/tmp"],
+        ["--size", str(100 * MIB), "--tmpfs", "/workspace"],
     ]
-    assert pairs(arguments, "--bind") == [("/runs/r1/tmp", "/tmp"), ("/runs/r1/workspace", "/workspace")]
     assert pairs(arguments, "--symlink") == [("usr/bin", "/bin"), ("usr/lib", "/lib")]
     assert "--dev-bind" not in arguments and "/root" not in arguments and "/home" not in arguments
 
@@ -92,12 +93,12 @@ def test_protected_host_paths_under_a_bound_folder_are_covered(tmp_path: Path) -
     folders, files = hidden_paths([inside, database, outside, tmp_path / "usr" / "missing"], layout)
     assert (folders, files) == ((inside,), (database,))
     arguments = bwrap_argv(
-        "bwrap", layout, RunPaths(Path("/t"), Path("/c"), None, folders, files), ["x"], prlimit="p", limits=[]
+        "bwrap", layout, RunPaths("main.py", 7, folders, files), ["x"], prlimit="p", limits=[], fs_bytes=None
     )
-    assert pairs(arguments, "--tmpfs") == [(str(inside), "--remount-ro")]
+    assert pairs(arguments, "--tmpfs")[2:] == [(str(inside), "--remount-ro")]
+    assert "--size" not in arguments
     assert (str(inside), "--tmpfs") not in pairs(arguments, "--remount-ro")
     assert ("/dev/null", str(database)) in pairs(arguments, "--ro-bind")
-    assert "/workspace" not in arguments
 
 
 def test_the_host_layout_follows_merged_usr_links(tmp_path: Path) -> None:
@@ -123,16 +124,3 @@ def test_limits_set_soft_and_hard_together_and_node_gets_room_for_its_reservatio
         "--core=0",
     ]
     assert f"--as={(256 + 1024) * MIB}" in prlimit_args(limits, language="javascript")
-
-
-def test_run_folders_of_dead_processes_are_swept_and_live_ones_kept(tmp_path: Path) -> None:
-    dead = subprocess.Popen(["true"])
-    dead.wait()
-    (tmp_path / f"almanac-sandbox-{dead.pid}-abc" / "run-1").mkdir(parents=True)
-    (tmp_path / f"almanac-sandbox-{os.getpid()}-def").mkdir()  # this very process: alive
-    (tmp_path / "almanac-sandbox-old").mkdir()  # not ours to judge
-    base = make_base(tmp_path)
-    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
-        [base.name, f"almanac-sandbox-{os.getpid()}-def", "almanac-sandbox-old"]
-    )
-    assert base.name.startswith(f"almanac-sandbox-{os.getpid()}-") and base.stat().st_mode & 0o777 == 0o711

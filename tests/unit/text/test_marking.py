@@ -1,6 +1,6 @@
 """The data wrapper: one element, and nothing inside can close it or fake another."""
 
-from almanac.tools.marking import DATA_RULE, as_data, escape_data, unwrap_data
+from almanac.text.marking import DATA_RULE, as_data, escape_data, unwrap_data
 
 
 def test_content_is_wrapped_with_its_source() -> None:
