@@ -382,6 +382,20 @@ class Settings(BaseSettings):
         "the text tool protocol (manifest in the prompt, calls parsed from the reply), `auto` native until the server "
         "refuses tools.",
     )
+    openai_system_messages: Literal["auto", "keep", "fold"] = Field(
+        "auto",
+        description="System messages after the first message (Claude Code 2.1 sends them) to an OpenAI-compatible "
+        "gateway upstream: `keep` them where they are, `fold` them into the neighbouring user turn (for chat templates "
+        "that refuse them), or `auto`: keep until the server refuses them, then fold for that model.",
+    )
+    big_model_max_tokens: int = Field(
+        0,
+        ge=0,
+        description="Most output tokens a gateway request for the BIG_MODEL tier is given (the client's max_tokens "
+        "stands below it). 0: the model's known limit (llm/tokens.py), else the client's value.",
+    )
+    middle_model_max_tokens: int = Field(0, ge=0, description="As BIG_MODEL_MAX_TOKENS, for the MIDDLE_MODEL tier.")
+    small_model_max_tokens: int = Field(0, ge=0, description="As BIG_MODEL_MAX_TOKENS, for the SMALL_MODEL tier.")
     text_tool_format: Literal["concise", "verbose", "qwen_xml"] = Field(
         "concise", description="The manifest the text tool protocol uses: `concise`, `verbose` or `qwen_xml`."
     )
@@ -390,6 +404,13 @@ class Settings(BaseSettings):
     )
     gateway_key_cache_s: float = Field(
         5.0, ge=0, description="How long the gateway trusts an API key lookup (a revoked key works this long)."
+    )
+    gateway_stream_hold_s: float = Field(
+        20.0,
+        ge=0,
+        description="How long a boosted gateway stream holds its response head waiting for the first output: a refusal "
+        "before then gets its HTTP status (429, 400…); after it the stream starts and is kept alive with pings, and a "
+        "refusal becomes an `error` event.",
     )
     gateway_max_body_mb: float = Field(
         16.0,
@@ -412,6 +433,17 @@ class Settings(BaseSettings):
         "{max_loops}, {previous_attempts}, {user_request}, {conversation}, {tools_text}. Empty: the built-in one.",
     )
     boost_timeout_s: float = Field(60.0, gt=0, description="Time limit of one boost (planner) call (seconds).")
+    boost_plan_reuse: bool = Field(
+        True,
+        description="Gateway: a continuation of a user turn (its last message holds tool results) is executed with the "
+        "turn's plan instead of asking the planner again, unless a tool failed or the executor is stuck or repeating "
+        "itself. Kept per process.",
+    )
+    boost_stream_summary: bool = Field(
+        True,
+        description="A planner's SUMMARY streams to the client as the planner writes it (gateway and chat); false: it "
+        "is sent in one piece once the planner's reply is complete.",
+    )
     default_strategy: Literal["direct", "boost", "collaborate"] = Field(
         "direct",
         description="How chat questions are answered unless the request or the user's own default says otherwise: "

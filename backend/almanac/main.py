@@ -81,6 +81,7 @@ from almanac.tools.assembly import build_builtin_tools
 from almanac.tools.builtin.documentation import DocumentationTool
 from almanac.tools.builtin.full_context import FullContextTool
 from almanac.tools.builtin.offline_rules import teach_tools
+from almanac.tools.builtin.web_search import WebSearchTool
 from almanac.tools.registry import ToolRegistry
 from almanac.usage.service import UsageService
 
@@ -191,6 +192,7 @@ def build_services(settings: Settings, *, model: Model | None = None, summariser
         strategies=replace(strategies, planner=metered(strategies.planner, ops.metrics, source="planner")),
         observer=chat_observer(ops.metrics),
     )
+    web = next((tool for tool in builtin.tools if isinstance(tool, WebSearchTool)), None)
     gateway = build_gateway(
         gateway_config(settings),
         accounts=AccountService(database),
@@ -198,6 +200,8 @@ def build_services(settings: Settings, *, model: Model | None = None, summariser
         database=database,
         offline=build_model(provider_config(settings.model_copy(update={"chat_provider": "offline"}))),
         limiter=ops.limiter,
+        search=web.provider if web is not None else None,
+        search_count=web.count if web is not None else 5,
     )
     watch(ops, chat_service, gateway, mcp)
     billing, admin, usage = operations(settings, database, credit_service)
@@ -332,6 +336,7 @@ def chat_strategies(settings: Settings) -> Strategies:
         planner=planner,
         planner_template=boost_template(settings),
         planner_timeout_s=settings.boost_timeout_s,
+        stream_summary=settings.boost_stream_summary,
     )
 
 
@@ -351,6 +356,8 @@ def gateway_config(settings: Settings) -> GatewayConfig:
             tiers=settings.boost_tiers,  # type: ignore[arg-type]
             template=template or None,
             timeout_s=settings.boost_timeout_s,
+            plan_reuse=settings.boost_plan_reuse,
+            stream_summary=settings.boost_stream_summary,
         )
     return GatewayConfig(
         default_upstream=settings.resolved_gateway_upstream,
@@ -365,6 +372,13 @@ def gateway_config(settings: Settings) -> GatewayConfig:
         credits_per_1k_tokens=settings.gateway_credits_per_1k_tokens,
         key_cache_ttl_s=settings.gateway_key_cache_s,
         max_output_tokens=settings.max_output_tokens,
+        tier_max_tokens={
+            "BIG_MODEL": settings.big_model_max_tokens,
+            "MIDDLE_MODEL": settings.middle_model_max_tokens,
+            "SMALL_MODEL": settings.small_model_max_tokens,
+        },
+        system_messages=settings.openai_system_messages,
+        stream_hold_s=settings.gateway_stream_hold_s,
         native_tools=settings.openai_native_tools,
         text_tool_format=settings.text_tool_format,
         boost=boost,

@@ -6,6 +6,7 @@ official anthropic SDK."""
 
 from __future__ import annotations
 
+import threading
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -13,9 +14,10 @@ from typing import Any
 
 import anthropic
 import pytest
-from tests.api.gateway_support import Gateway, gateway
+from tests.api.gateway_support import Gateway, asgi_stream, claude_code_request, gateway, send_raw, sse
 from tests.fakes.openai_server import Failure, FakeOpenAI, Reply
 from tests.fakes.server import ServerThread
+from tests.support import make_user
 
 from almanac.startup import describe
 
@@ -222,6 +224,32 @@ async def test_all_three_sections_summary_wins(sqlite_url: str, fakes: Any) -> N
         message = await b.ask("Capital of France?", stream=True)
         assert message.content[0].text == "Paris."  # type: ignore[union-attr]
         assert b.executor.requests == []
+
+
+VENV_SUMMARY = (
+    "To set this up you need a virtualenv.\n\n## Steps\n1. python -m venv .venv\n2. pip install -e .\n\n"
+    "### Plan B\n```bash\nGUIDANCE: inside a fence is content\nuv venv\n```\nInstructions: none needed."
+)
+
+
+@pytest.mark.parametrize("stream", [False, True])
+async def test_a_summary_holding_markdown_headings_reaches_the_client_whole(
+    sqlite_url: str, fakes: Any, stream: bool
+) -> None:
+    async with boosted(sqlite_url, fakes) as b:
+        b.planner.enqueue(Reply(text=f"SUMMARY:\n{VENV_SUMMARY}"))
+        message = await b.ask("how do I set up the project?", stream=stream)
+        assert message.content[0].text == VENV_SUMMARY  # type: ignore[union-attr]
+        assert b.executor.requests == []
+
+
+async def test_guidance_reaches_the_executor_verbatim(sqlite_url: str, fakes: Any) -> None:
+    guidance = '1. Call bash with command: "git status"\n2. Then call bash with command: "git add ."'
+    async with boosted(sqlite_url, fakes) as b:
+        b.planner.enqueue(Reply(text=f"GUIDANCE:\n{guidance}"))
+        b.executor.enqueue(Reply(tool_calls=[("c1", "bash", {"command": "git status"})]))
+        await b.ask("commit my work", tools=[BASH])
+    assert f"GUIDANCE:\n{guidance}" in b.executor_systems()[0]
 
 
 # --- Requirement: Auxiliary Model Request Assembly / Tool Parameter Restoration ---------------------
@@ -474,6 +502,7 @@ async def test_a_stream_waiting_on_the_planner_is_kept_alive_with_pings(sqlite_u
     async with boosted(sqlite_url, fakes) as b:
         assert b.gw.services.gateway is not None
         b.gw.services.gateway.keepalive_s = 0.05
+        b.gw.services.gateway.hold_s = 0.1
         b.planner.enqueue(Reply(text="SUMMARY:\nThe plan took a while.", delay_s=0.6))
         body = {
             "model": "claude-sonnet-4-6",
@@ -488,9 +517,212 @@ async def test_a_stream_waiting_on_the_planner_is_kept_alive_with_pings(sqlite_u
             lines = [line async for line in response.aiter_lines() if line]
         b.planner.enqueue(Reply(text="SUMMARY:\nStill slow.", delay_s=0.3))
         sdk = await b.ask(stream=True)  # the official SDK reads the pinged stream as usual
-    # message_start goes out at once; then pings, as Anthropic's API sends them, until the plan is in.
+    # message_start goes out once the hold is over; then pings, as Anthropic's API sends them, until the plan is in.
     events = [line.removeprefix("event: ") for line in lines if line.startswith("event: ")]
     content = events.index("content_block_start")
     assert events[0] == "message_start" and content > 2 and set(events[1:content]) == {"ping"}
-    assert "The plan took a while." in "".join(lines) and lines[-1].startswith("data: ") and "message_stop" in lines[-1]
+    text = "".join(e["delta"]["text"] for e in sse("\n".join(lines)) if e["type"] == "content_block_delta")
+    assert text.strip() == "The plan took a while." and lines[-1].startswith("data: ") and "message_stop" in lines[-1]
     assert sdk.content[0].text == "Still slow."  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize(
+    ("failure", "error", "kind"),
+    [
+        (Failure(429, "slow down", {"retry-after": "7"}), anthropic.RateLimitError, "rate_limit_error"),
+        (Failure(529, "busy", {"retry-after": "3"}), anthropic.OverloadedError, "overloaded_error"),
+        (Failure(503, "down"), anthropic.OverloadedError, "overloaded_error"),
+        (
+            Failure(
+                400, "This model's maximum context length is 100 tokens. However, your messages resulted in 900 tokens."
+            ),
+            anthropic.BadRequestError,
+            "invalid_request_error",
+        ),
+    ],
+)
+@pytest.mark.parametrize("stream", [True, False])
+async def test_a_boosted_request_refused_before_any_output_gets_the_http_status(
+    sqlite_url: str, fakes: Any, failure: Failure, error: type[anthropic.APIStatusError], kind: str, stream: bool
+) -> None:
+    async with boosted(sqlite_url, fakes) as b:
+        assert b.gw.services.gateway is not None
+        b.gw.services.gateway.keepalive_s = 0.01  # pings would be due many times over while the planner thinks
+        b.planner.enqueue(Reply(text="GUIDANCE:\nCall read_file with path: '/a'", delay_s=0.3))
+        b.executor.enqueue(failure)
+        with pytest.raises(error) as raised:
+            await b.ask(stream=stream)
+        row = (await b.gw.usage())[0]
+    assert raised.value.status_code == (529 if failure.status == 503 else failure.status)
+    assert raised.value.body["error"]["type"] == kind  # type: ignore[index]
+    if "retry-after" in failure.headers:
+        assert raised.value.response.headers["retry-after"] == failure.headers["retry-after"]
+    if failure.status == 400:
+        assert raised.value.body["error"]["message"] == "prompt is too long: 900 tokens > 100 maximum"  # type: ignore[index]
+    assert (row.status, row.error_type) == (raised.value.status_code, kind)
+
+
+async def test_after_the_hold_a_refusal_can_only_be_an_error_event(sqlite_url: str, fakes: Any) -> None:
+    async with boosted(sqlite_url, fakes) as b:
+        assert b.gw.services.gateway is not None
+        b.gw.services.gateway.hold_s, b.gw.services.gateway.keepalive_s = 0.05, 0.05
+        b.planner.enqueue(Reply(text="GUIDANCE:\nCall read_file with path: '/a'", delay_s=0.4))
+        b.executor.enqueue(Failure(429, "slow down", {"retry-after": "7"}))
+        body = {
+            "model": "claude-sonnet-4-6",
+            "max_tokens": 100,
+            "stream": True,
+            "tools": [READ_FILE],
+            "messages": [{"role": "user", "content": "go"}],
+        }
+        headers = {"x-api-key": b.gw.key, "anthropic-version": "2023-06-01"}
+        async with b.gw.http.stream("POST", "/v1/messages", json=body, headers=headers) as response:
+            assert response.status_code == 200
+            lines = [line async for line in response.aiter_lines() if line.startswith("event: ")]
+    assert lines[0] == "event: message_start" and "event: ping" in lines and lines[-1] == "event: error"
+
+
+@pytest.mark.parametrize("stream", [True, False])
+async def test_tool_choice_none_on_a_boosted_tier_runs_no_planner_and_lets_no_call_out(
+    sqlite_url: str, fakes: Any, stream: bool
+) -> None:
+    async with boosted(sqlite_url, fakes) as b:
+        b.executor.enqueue(Reply(text="Answering without tools.", tool_calls=[("c1", "read_file", {"path": "/a"})]))
+        kwargs: dict[str, Any] = {
+            "model": "claude-sonnet-4-6",
+            "max_tokens": 100,
+            "messages": [{"role": "user", "content": "what is in /a?"}],
+            "tools": [READ_FILE],
+            "tool_choice": {"type": "none"},
+        }
+        if stream:
+            async with b.gw.client.messages.stream(**kwargs) as events:
+                message = await events.get_final_message()
+        else:
+            message = await b.gw.client.messages.create(**kwargs)
+        row = (await b.gw.usage())[0]
+    assert b.planner.requests == [] and row.boost_loops == 0
+    assert [block.type for block in message.content] == ["text"] and message.stop_reason == "end_turn"
+    assert b.executor.requests[0]["body"]["tool_choice"] == "none"
+
+
+async def test_a_summary_streams_to_the_client_as_the_planner_writes_it(sqlite_url: str, fakes: Any) -> None:
+    hold = threading.Event()
+    words = "Paris is the capital of France and has been for a very long time."
+    body = {
+        "model": "claude-sonnet-4-6",
+        "max_tokens": 100,
+        "stream": True,
+        "messages": [{"role": "user", "content": "capital of France?"}],
+        "tools": [READ_FILE],
+    }
+
+    def seen(chunk: bytes) -> None:
+        if b"text_delta" in chunk:
+            hold.set()  # the planner goes on only once the client has its first words
+
+    async with boosted(sqlite_url, fakes) as b:
+        planner_reply = Reply(text=f"SUMMARY:\n{words}", hold=hold, hold_after=4)
+        b.planner.enqueue(planner_reply)
+        status, raw = await asgi_stream(b.gw, body, seen)
+    assert status == 200 and planner_reply.released == [True]
+    events = sse(raw.decode())
+    assert "".join(e["delta"]["text"] for e in events if e["type"] == "content_block_delta").strip() == words
+
+
+# --- Plan reuse: a turn's plan for its tool round trips (Claude Code's own request shapes) ---------
+
+READ_PLAN = "ANALYSIS:\nThe user wants notes.txt.\n\nGUIDANCE:\n1. Call Read with file_path: /tmp/gw-cc/work/notes.txt"
+CALLS_CC_READ = Reply(text="Reading.", tool_calls=[("toolu_0001", "Read", {"file_path": "/tmp/gw-cc/work/notes.txt"})])
+
+
+async def _claude_code_turn(b: Boost, *, stream: bool, continuation: dict[str, Any] | None = None) -> list[Any]:
+    headers, first = claude_code_request("main_first", model="claude-sonnet-4-6", stream=stream)
+    _, later = claude_code_request("main_continuation", model="claude-sonnet-4-6", stream=stream)
+    answers = []
+    for body in (first, continuation or later):
+        response = await send_raw(b.gw, headers, body)
+        assert response.status_code == 200, response.text
+        answers.append(response)
+    return answers
+
+
+@pytest.mark.parametrize("stream", [True, False])
+async def test_a_continuation_of_the_turn_reuses_its_plan_without_the_planner(
+    sqlite_url: str, fakes: Any, stream: bool
+) -> None:
+    async with boosted(sqlite_url, fakes) as b:
+        b.planner.enqueue(Reply(text=READ_PLAN))
+        b.executor.enqueue(CALLS_CC_READ, Reply(text="The file says: the answer is 42."))
+        await _claude_code_turn(b, stream=stream)
+        rows = await b.gw.usage()
+    assert len(b.planner.requests) == 1 and len(b.executor.requests) == 2
+    assert "GUIDANCE:\n1. Call Read with file_path: /tmp/gw-cc/work/notes.txt" in b.executor_systems()[1]
+    assert [(r.boost_outcome, r.boost_loops) for r in reversed(rows)] == [("guided", 1), ("reused", 0)]
+    assert rows[0].planner_input_tokens == 0
+
+
+async def test_a_tool_error_in_the_continuation_asks_the_planner_again(sqlite_url: str, fakes: Any) -> None:
+    _, later = claude_code_request("main_continuation", model="claude-sonnet-4-6", stream=True)
+    result = later["messages"][-1]["content"][0]
+    later["messages"][-1] = {**later["messages"][-1], "content": [{**result, "is_error": True, "content": "EACCES"}]}
+    async with boosted(sqlite_url, fakes) as b:
+        b.planner.enqueue(Reply(text=READ_PLAN), Reply(text="SUMMARY:\nThe file cannot be read: permission denied."))
+        b.executor.enqueue(CALLS_CC_READ)
+        await _claude_code_turn(b, stream=True, continuation=later)
+    assert len(b.planner.requests) == 2 and len(b.executor.requests) == 1
+    assert "EACCES" in b.planner_prompts()[1]
+
+
+async def test_plans_are_not_shared_between_users(sqlite_url: str, fakes: Any) -> None:
+    async with boosted(sqlite_url, fakes) as b:
+        b.planner.enqueue(Reply(text=READ_PLAN), Reply(text="SUMMARY:\nThe answer is 42."))
+        b.executor.enqueue(CALLS_CC_READ)
+        headers, first = claude_code_request("main_first", model="claude-sonnet-4-6")
+        _, later = claude_code_request("main_continuation", model="claude-sonnet-4-6")
+        await send_raw(b.gw, headers, first)
+        other = await make_user(b.gw.services)
+        response = await b.gw.http.post("/v1/messages", json=later, headers={**headers, "x-api-key": other.api_key})
+        assert response.status_code == 200
+    assert len(b.planner.requests) == 2
+
+
+async def test_with_plan_reuse_off_every_request_is_planned(sqlite_url: str, fakes: Any) -> None:
+    async with boosted(sqlite_url, fakes, boost_plan_reuse=False) as b:
+        b.planner.enqueue(Reply(text=READ_PLAN), Reply(text="SUMMARY:\nThe file says: the answer is 42."))
+        b.executor.enqueue(CALLS_CC_READ)
+        await _claude_code_turn(b, stream=True)
+    assert len(b.planner.requests) == 2 and len(b.executor.requests) == 1
+
+
+async def test_planner_tokens_are_billed_with_the_executors(sqlite_url: str, fakes: Any) -> None:
+    async with boosted(sqlite_url, fakes, gateway_credits_per_1k_tokens=1) as b:
+        b.planner.enqueue(Reply(text="GUIDANCE:\nCall read_file.", prompt_tokens=2000, completion_tokens=500))
+        b.executor.enqueue(
+            Reply(tool_calls=[("c", "read_file", {"path": "/a"})], prompt_tokens=300, completion_tokens=20)
+        )
+        before = await b.gw.services.credits.balance(user_id=b.gw.user_id)
+        await b.ask(stream=True)
+        row = (await b.gw.usage())[0]
+        after = await b.gw.services.credits.balance(user_id=b.gw.user_id)
+    assert before - after == row.credits == 3  # 2,820 tokens at 1 credit per 1,000, rounded up (the executor alone: 1)
+
+
+async def test_a_structured_output_request_is_answered_by_the_model_given_the_schema(
+    sqlite_url: str, fakes: Any
+) -> None:
+    headers, body = claude_code_request("title", model="claude-sonnet-4-6", stream=True)
+    async with boosted(sqlite_url, fakes) as b:
+        b.executor.enqueue(Reply(text='{"title": "Read the notes file"}'))
+        response = await send_raw(b.gw, headers, body)
+    assert response.status_code == 200 and b.planner.requests == []
+    assert b.executor.requests[0]["body"]["response_format"]["type"] == "json_schema"
+
+
+@pytest.mark.parametrize("stream", [True, False])
+async def test_a_summary_cut_by_the_planners_token_limit_says_so(sqlite_url: str, fakes: Any, stream: bool) -> None:
+    async with boosted(sqlite_url, fakes) as b:
+        b.planner.enqueue(Reply(text="SUMMARY:\nThe first part of a long answer", finish_reason="length"))
+        message = await b.ask("explain everything", stream=stream)
+    assert message.content[0].text.strip() == "The first part of a long answer"  # type: ignore[union-attr]
+    assert message.stop_reason == "max_tokens"

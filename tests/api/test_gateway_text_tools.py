@@ -102,3 +102,26 @@ async def test_other_refusals_are_not_mistaken_for_missing_tool_support(
         )
     assert response.status_code == 400 and "max_tokens is too large" in response.json()["error"]["message"]
     assert len(fake.requests) == 1
+
+
+@pytest.mark.parametrize("stream", [False, True])
+async def test_tool_choice_none_lets_no_call_out_even_if_the_model_writes_one(
+    sqlite_url: str, openai_fake: tuple[FakeOpenAI, str], stream: bool
+) -> None:
+    fake, url = openai_fake
+    fake.enqueue(Reply(text=CALL_AS_TEXT))
+    async with gateway(sqlite_url, openai_base_url=url, openai_native_tools="false") as gw:
+        kwargs: dict[str, Any] = {
+            "model": "claude-sonnet-4-6",
+            "max_tokens": 300,
+            "tools": [WEATHER],
+            "tool_choice": {"type": "none"},
+            "messages": ASK,
+        }
+        if stream:
+            async with gw.client.messages.stream(**kwargs) as events:
+                message = await events.get_final_message()
+        else:
+            message = await gw.client.messages.create(**kwargs)
+    assert all(block.type == "text" for block in message.content) and message.stop_reason == "end_turn"
+    assert "Tools are not available for this answer" in _system(fake.requests[0]["body"])

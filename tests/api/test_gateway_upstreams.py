@@ -107,7 +107,8 @@ async def test_request_conversion_system_images_tools_tool_choice_and_results(
     assert body["messages"][3] == {"role": "tool", "tool_call_id": "toolu_1", "content": "sunny"}
     assert body["tools"][0]["function"]["name"] == "get_weather"
     assert body["tool_choice"] == {"type": "function", "function": {"name": "get_weather"}}
-    assert body["parallel_tool_calls"] is False and body["stop"] == ["STOP"] and body["max_tokens"] == 300
+    assert body["parallel_tool_calls"] is False and body["max_tokens"] == 300
+    assert "stop" not in body  # the gateway applies stop sequences itself (see test_gateway_stops.py)
 
 
 @pytest.mark.parametrize("stream", [False, True])
@@ -185,6 +186,10 @@ async def test_broken_tool_arguments_from_the_upstream_are_repaired(
         (Failure(401, "bad key"), anthropic.InternalServerError, "api_error"),
         (Failure(404, "no such model"), anthropic.NotFoundError, "not_found_error"),
         (Failure(400, "bad request"), anthropic.BadRequestError, "invalid_request_error"),
+        (Failure(503, "unavailable", {"retry-after": "2"}), anthropic.OverloadedError, "overloaded_error"),
+        (Failure(529, "overloaded"), anthropic.OverloadedError, "overloaded_error"),
+        (Failure(408, "request timeout"), anthropic.GatewayTimeoutError, "timeout_error"),
+        (Failure(504, "gateway timeout"), anthropic.GatewayTimeoutError, "timeout_error"),
     ],
 )
 @pytest.mark.parametrize("stream", [False, True])
@@ -207,6 +212,8 @@ async def test_upstream_failures_become_anthropic_errors(
             else:
                 await gw.client.messages.create(**kwargs)  # type: ignore[arg-type]
         assert raised.value.body["error"]["type"] == kind  # type: ignore[attr-defined]
+        if "retry-after" in failure.headers:
+            assert raised.value.response.headers["retry-after"] == failure.headers["retry-after"]  # type: ignore[attr-defined]
         rows = await gw.usage()
         assert rows[0].error_type == kind
 
@@ -267,17 +274,6 @@ async def test_the_callers_beta_header_reaches_an_anthropic_upstream(
     assert fake.requests[0]["headers"]["anthropic-beta"] == "context-management-2025-06-27"
 
 
-async def test_max_tokens_is_capped_for_an_openai_upstream(
-    sqlite_url: str, openai_fake: tuple[FakeOpenAI, str]
-) -> None:
-    fake, url = openai_fake
-    async with gateway(sqlite_url, openai_base_url=url, max_output_tokens=8192) as gw:
-        await gw.client.messages.create(
-            model="claude-sonnet-4-6", max_tokens=32000, messages=[{"role": "user", "content": "x"}]
-        )
-    assert fake.requests[0]["body"]["max_tokens"] == 8192
-
-
 async def test_an_error_event_mid_stream_reaches_the_client_as_an_error_event(
     sqlite_url: str, anthropic_fake: tuple[FakeAnthropic, str]
 ) -> None:
@@ -291,6 +287,38 @@ async def test_an_error_event_mid_stream_reaches_the_client_as_an_error_event(
             ) as events:
                 await events.get_final_message()
         assert raised.value.body["error"]["type"] == "overloaded_error"  # type: ignore[index]
+
+
+@pytest.mark.parametrize(
+    ("failure", "error"),
+    [
+        (
+            AnthropicFailure(400, "invalid_request_error", "prompt is too long: 210000 tokens > 200000 maximum"),
+            anthropic.BadRequestError,
+        ),
+        (AnthropicFailure(529, "overloaded_error", "Overloaded", {"retry-after": "4"}), anthropic.OverloadedError),
+        (
+            AnthropicFailure(413, "request_too_large", "Request exceeds the maximum size"),
+            anthropic.ContentTooLargeError,
+        ),
+    ],
+)
+async def test_an_anthropic_upstreams_refusal_reaches_the_client_word_for_word(
+    sqlite_url: str, anthropic_fake: tuple[FakeAnthropic, str], failure: AnthropicFailure, error: type[Exception]
+) -> None:
+    fake, url = anthropic_fake
+    fake.enqueue(failure)
+    settings = {"anthropic_api_key": "k", "anthropic_base_url": url, "gateway_upstream": "anthropic"}
+    async with gateway(sqlite_url, **settings) as gw:
+        with pytest.raises(error) as raised:
+            await gw.client.messages.create(
+                model="claude-opus-4-6", max_tokens=20, messages=[{"role": "user", "content": "x"}]
+            )
+    body = raised.value.body["error"]  # type: ignore[attr-defined]
+    assert (body["type"], body["message"]) == (failure.error_type, failure.message)
+    assert raised.value.status_code == failure.status  # type: ignore[attr-defined]
+    if failure.headers:
+        assert raised.value.response.headers["retry-after"] == "4"  # type: ignore[attr-defined]
 
 
 async def test_an_upstreams_fractional_retry_after_is_rounded_up(

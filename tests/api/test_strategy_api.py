@@ -1,5 +1,6 @@
 """Choosing a strategy over the API: per request, or as the user's own default (PATCH /api/me)."""
 
+import json
 from typing import Any
 
 from tests.support import api_client, make_user
@@ -74,3 +75,31 @@ async def test_a_conversation_keeps_its_own_strategy(database_url: str, build: A
             refused = await http.patch(f"/api/conversations/{conversation}", json=bad)
             assert (refused.status_code, refused.json()["error"]["field"]) == (422, field), bad
     assert len(planner.requests) == 3
+
+
+async def test_a_boost_summary_with_markdown_headings_is_answered_and_stored_whole(
+    database_url: str, build: Any
+) -> None:
+    summary = (
+        "To set this up you need a virtualenv.\n\n## Steps\n1. python -m venv .venv\n2. pip install -e .\n\n"
+        "### Plan B\n```bash\nuv venv\n```\nReasoning: a venv keeps the project's packages apart."
+    )
+    planner = ScriptedModel([reply(f"SUMMARY:\n{summary}")] * 2, name="planner")
+    services, settings = build(database_url, model=ScriptedModel([reply("from the chat model")] * 2))
+    services.chat.strategies = Strategies(planner=planner)
+    user = await make_user(services)
+    async with api_client(services, settings, user.api_key) as http:
+        answer = (await http.post("/api/chat", json={"message": "how do I set up?", "strategy": "boost"})).json()
+        assert answer["response"] == summary
+        stored = (await http.get(f"/api/conversations/{answer['conversation_id']}/items/q1-r")).json()
+        assert stored["content"] == summary
+        streamed = await http.post(
+            "/api/chat/stream",
+            json={"message": "again?", "strategy": "boost", "conversation_id": answer["conversation_id"]},
+        )
+        text = "".join(
+            json.loads(line.removeprefix("data: ")).get("text", "")
+            for line in streamed.text.replace("\r\n", "\n").split("\n")
+            if line.startswith("data: ") and '"text_delta"' in line
+        )
+        assert text == summary

@@ -1,7 +1,11 @@
 """A fake OpenAI-compatible Chat Completions server speaking the real wire format (SSE chunks,
 tool-call fragments by index, a usage chunk, `data: [DONE]`).
 
-Script it with `FakeOpenAI.enqueue(...)` (`Reply` or `Failure`); requests are recorded. With
+Script it with `FakeOpenAI.enqueue(...)` (`Reply` or `Failure`); requests are recorded. A reply may
+carry reasoning (`reasoning_content`, as DeepSeek and vLLM send it) and its own finish reason. Like
+real servers it can refuse: system messages after the first (`system_first_only`, in a chat
+template's words), parameters a model does not take (`unsupported`, in OpenAI's words), a
+`max_tokens` above the model's output limit (`max_output`, in OpenAI's words). With
 `context_window` set, it counts each request's prompt with a real tokenizer and refuses one whose
 prompt plus `max_tokens` exceeds the window, as OpenAI does (400, `context_length_exceeded`); the
 usage it reports is then the real count. With
@@ -20,6 +24,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import threading
 import time
 from collections import deque
 from collections.abc import AsyncIterator, Callable
@@ -45,6 +50,13 @@ class Reply:
     chunk_delay_s: float = 0.0
     stamp_tokens: int = 0
     delay_s: float = 0.0  # wait this long before answering at all (for timeouts)
+    reasoning: str = ""  # sent as `reasoning_content` before the answer
+    # After `hold_after` words of text, wait (up to 10 s) until the test sets `hold`; whether it was set in
+    # time is appended to `released` (proves a client saw the first words before the reply was complete).
+    hold: threading.Event | None = None
+    hold_after: int = 1
+    released: list[bool] = field(default_factory=list)
+    finish_reason: str | None = "auto"  # "auto": tool_calls or stop; None: no finish reason at all
 
 
 @dataclass
@@ -66,6 +78,10 @@ class FakeOpenAI:
         self.invalid: list[str] = []  # why each refused request was refused
         self.prompt_tokens: list[int] = []  # counted per request when `context_window` is set
         self.refused_too_long = 0
+        self.system_first_only = False  # refuse system messages after the first message (chat templates)
+        self.unsupported: set[str] = set()  # parameters refused as unsupported (e.g. reasoning_effort)
+        self.max_output: int | None = None  # refuse a larger max_tokens, as OpenAI does
+        self.refusals: list[str] = []  # what was refused, in order
         self.usage: Literal["openai", "llama.cpp", "none"] = "openai"
         self.app = Starlette(routes=[Route("/v1/chat/completions", self._completions, methods=["POST"])])
 
@@ -79,6 +95,11 @@ class FakeOpenAI:
         if problem is not None:
             self.invalid.append(problem)
             error = {"message": problem, "type": "invalid_request_error", "param": None, "code": None}
+            return JSONResponse({"error": error}, status_code=400)
+        refusal = self._quirk_refusal(body)
+        if refusal is not None:
+            self.refusals.append(refusal)
+            error = {"message": refusal, "type": "invalid_request_error", "param": None, "code": None}
             return JSONResponse({"error": error}, status_code=400)
         if self.context_window is not None:
             prompt = count_openai_prompt(body)
@@ -115,6 +136,27 @@ class FakeOpenAI:
             return StreamingResponse(_llama_cpp_chunks(step, body.get("model", "m")), media_type="text/event-stream")
         return StreamingResponse(_chunks(step, body.get("model", "m"), usage), media_type="text/event-stream")
 
+    def _quirk_refusal(self, body: dict[str, Any]) -> str | None:
+        roles = [m.get("role") for m in body.get("messages") or []]
+        if self.system_first_only and "system" in roles[1:]:
+            return "System message must be at the beginning."  # Qwen's chat template, through vLLM
+        for name in sorted(self.unsupported):
+            if name in body:
+                return f"Unsupported parameter: '{name}' is not supported with this model."
+        wanted = int(body.get("max_completion_tokens") or body.get("max_tokens") or 0)
+        if self.max_output is not None and wanted > self.max_output:
+            return (
+                f"max_tokens is too large: {wanted}. This model supports at most {self.max_output} completion tokens, "
+                f"whereas you provided {wanted}."
+            )
+        return None
+
+
+def _finish(reply: Reply) -> str | None:
+    if reply.finish_reason != "auto":
+        return reply.finish_reason
+    return "tool_calls" if reply.tool_calls else "stop"
+
 
 def _tool_calls(reply: Reply) -> list[dict[str, Any]]:
     return [
@@ -125,6 +167,8 @@ def _tool_calls(reply: Reply) -> list[dict[str, Any]]:
 
 def _completion(reply: Reply, model: str) -> dict[str, Any]:
     message: dict[str, Any] = {"role": "assistant", "content": reply.text or None}
+    if reply.reasoning:
+        message["reasoning_content"] = reply.reasoning
     if reply.tool_calls:
         message["tool_calls"] = _tool_calls(reply)
     return {
@@ -132,7 +176,7 @@ def _completion(reply: Reply, model: str) -> dict[str, Any]:
         "object": "chat.completion",
         "created": int(time.time()),
         "model": model,
-        "choices": [{"index": 0, "message": message, "finish_reason": "tool_calls" if reply.tool_calls else "stop"}],
+        "choices": [{"index": 0, "message": message, "finish_reason": _finish(reply)}],
         "usage": {
             "prompt_tokens": reply.prompt_tokens,
             "completion_tokens": reply.completion_tokens,
@@ -156,12 +200,16 @@ def _chunk(model: str, delta: dict[str, Any] | None, finish: str | None = None, 
 
 async def _chunks(reply: Reply, model: str, usage: bool) -> AsyncIterator[bytes]:
     yield _chunk(model, {"role": "assistant", "content": ""})
+    for word in reply.reasoning.split(" ") if reply.reasoning else ():
+        yield _chunk(model, {"reasoning_content": f"{word} "})
     pieces = [f"{w} " for w in reply.text.split(" ")] if reply.text else []
     for index in range(reply.stamp_tokens):
         if index:
             await asyncio.sleep(reply.chunk_delay_s)
         yield _chunk(model, {"content": f"{time.time():.6f} "})
-    for piece in pieces:
+    for number, piece in enumerate(pieces):
+        if reply.hold is not None and number == reply.hold_after:
+            reply.released.append(await asyncio.to_thread(reply.hold.wait, 10))
         yield _chunk(model, {"content": piece})
         if reply.chunk_delay_s:
             await asyncio.sleep(reply.chunk_delay_s)
@@ -179,7 +227,7 @@ async def _chunks(reply: Reply, model: str, usage: bool) -> AsyncIterator[bytes]
         for start in range(0, len(raw), half):
             piece = raw[start : start + half]
             yield _chunk(model, {"tool_calls": [{"index": position, "function": {"arguments": piece}}]})
-    yield _chunk(model, {}, "tool_calls" if reply.tool_calls else "stop")
+    yield _chunk(model, {}, _finish(reply))
     if usage:
         yield _chunk(
             model,

@@ -43,6 +43,7 @@ class Strategies:
     planner: Model | None = None
     planner_template: str | None = None
     planner_timeout_s: float = 60.0
+    stream_summary: bool = True  # BOOST_STREAM_SUMMARY
     helper: Model | None = None
     collaboration: Collaboration = field(default_factory=Collaboration)
     relevance: RelevanceScorer | None = None

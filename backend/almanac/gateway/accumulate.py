@@ -20,6 +20,9 @@ class UsageNote:
 
     estimated: bool = False
 
+    def note_estimate(self) -> None:
+        self.estimated = True
+
 
 @dataclass
 class UsageTally:
@@ -96,7 +99,7 @@ def accumulate(events: Iterable[Event]) -> dict[str, Any]:
     content = []
     for index in sorted(blocks):
         block = blocks[index]
-        if block.data.get("type") == "tool_use":
+        if block.data.get("type") in ("tool_use", "server_tool_use"):
             raw = "".join(block.parts)
             block.data["input"] = _object(raw) if raw else block.data.get("input") or {}
         content.append(block.data)

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import math
 from email.utils import parsedate_to_datetime
+from typing import Any
 
 import orjson
 
@@ -57,7 +58,12 @@ class GatewayError(Exception):
 
 
 class UpstreamError(GatewayError):
-    """The model server behind the gateway failed; `detail` is its own (safe) message."""
+    """The model server behind the gateway failed. `upstream_status`, `detail` (its own message)
+    and `fields` (its error object) say how, so a caller can adapt and retry."""
+
+    upstream_status: int = 0
+    detail: str = ""
+    fields: dict[str, Any] | None = None
 
 
 def error_body(error_type: str, message: str) -> bytes:
@@ -80,11 +86,20 @@ def retry_after_header(value: str | None) -> str | None:
     return str(max(0, math.ceil(seconds))) if math.isfinite(seconds) else None
 
 
-def upstream_error(status: int, detail: str, *, retry_after: str | None = None) -> UpstreamError:
-    """Our error for an upstream HTTP failure. Rejected upstream credentials are the operator's
-    problem, not the caller's, so they become a 500 rather than a 401."""
-    detail = detail[:500] or "no details"
-    retry_after = retry_after_header(retry_after)
+def upstream_error(
+    status: int, detail: str, *, retry_after: str | None = None, fields: dict[str, Any] | None = None
+) -> UpstreamError:
+    """Our error for an upstream HTTP failure (see `_mapped`), carrying the upstream's own details."""
+    error = _mapped(status, detail[:500] or "no details", retry_after_header(retry_after))
+    error.upstream_status, error.detail, error.fields = status, detail, fields
+    return error
+
+
+def _mapped(status: int, detail: str, retry_after: str | None) -> UpstreamError:
+    """Anthropic's status and error type for an upstream status: rejected upstream credentials
+    are the operator's problem, not the caller's (500, not 401); an overloaded or unavailable
+    server (503, 529) is `overloaded_error`, a timeout (408, 504) `timeout_error`, as Anthropic's
+    API answers them."""
     if status in (401, 403):
         return UpstreamError(500, f"the upstream model server rejected the gateway's credentials ({detail})")
     if status == 404:

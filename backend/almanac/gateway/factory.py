@@ -3,15 +3,19 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 
 from almanac.auth.service import AccountService
-from almanac.billing.ledger import CreditService
+from almanac.billing.ledger import ChargeContext, CreditService
+from almanac.billing.pricing import BillingCategory, tool_call_cost
 from almanac.gateway.auth import KeyCache
 from almanac.gateway.boost import BoostSettings
 from almanac.gateway.errors import GatewayError
 from almanac.gateway.http import HttpPool
+from almanac.gateway.openai_upstream import SystemMode
+from almanac.gateway.plans import PlanCache
+from almanac.gateway.server_tools import GatewaySearch
 from almanac.gateway.service import GatewayService
 from almanac.gateway.tiers import Tier, TierMap, Upstream
 from almanac.gateway.upstreams import AnthropicUpstream, ModelUpstream, OpenAIUpstream, TextToolUpstream
@@ -20,6 +24,7 @@ from almanac.gateway.usage import UsageRecorder
 from almanac.llm.base import Model
 from almanac.ops.limits import Limiter
 from almanac.storage.db import Database
+from almanac.tools.builtin.web_search import SearchProvider
 
 
 @dataclass(frozen=True)
@@ -30,6 +35,8 @@ class BoostConfig:
     tiers: frozenset[Tier]
     template: str | None = None
     timeout_s: float = 60.0
+    plan_reuse: bool = True  # BOOST_PLAN_REUSE
+    stream_summary: bool = True  # BOOST_STREAM_SUMMARY
 
 
 @dataclass(frozen=True)
@@ -45,7 +52,10 @@ class GatewayConfig:
     timeout_s: float = 120.0
     credits_per_1k_tokens: float = 0.0
     key_cache_ttl_s: float = 5.0
-    max_output_tokens: int = 4096
+    max_output_tokens: int = 4096  # the planner's max_tokens (the executor gets the client's, see tier_max_tokens)
+    tier_max_tokens: Mapping[Tier, int] = field(default_factory=dict)  # per-tier cap; 0 or absent: the model's limit
+    system_messages: SystemMode = "auto"  # OPENAI_SYSTEM_MESSAGES
+    stream_hold_s: float = 20.0  # GATEWAY_STREAM_HOLD_S
     native_tools: str = "true"  # OpenAI-compatible upstream: "true", "false" (text protocol), "auto"
     text_tool_format: str = "concise"
     boost: BoostConfig | None = None
@@ -60,10 +70,13 @@ def build_gateway(
     offline: Model,
     planner: Model | None = None,
     limiter: Limiter | None = None,
+    search: SearchProvider | None = None,
+    search_count: int = 5,
 ) -> GatewayService:
     """The gateway `config` describes. `offline` answers when no upstream is configured; `planner`
     replaces the boost model built from `config.boost` (tests pass their own); `limiter` limits
-    each user's requests and open streams."""
+    each user's requests and open streams; `search` runs web search server tools (billed like the
+    chat's `web_search` tool when gateway billing is on)."""
     http = HttpPool(read_timeout_s=config.timeout_s)
     upstreams: dict[Upstream, UpstreamClient] = {"offline": ModelUpstream(offline)}
     if config.openai_base_url or config.openai_api_key:
@@ -72,14 +85,12 @@ def build_gateway(
             base_url=config.openai_base_url or "https://api.openai.com/v1",
             api_key=config.openai_api_key,
             timeout_s=config.timeout_s,
-            max_tokens=config.max_output_tokens,
+            system_messages=config.system_messages,
         )
         upstreams["openai"] = (
             native
             if config.native_tools == "true"
-            else TextToolUpstream(
-                native, text_tool_model(config), mode=config.native_tools, max_tokens=config.max_output_tokens
-            )
+            else TextToolUpstream(native, text_tool_model(config), mode=config.native_tools)
         )
     if config.anthropic_api_key:
         upstreams["anthropic"] = AnthropicUpstream(
@@ -106,6 +117,8 @@ def build_gateway(
             template=config.boost.template,
             timeout_s=config.boost.timeout_s,
             max_tokens=config.max_output_tokens,
+            plans=PlanCache() if config.boost.plan_reuse else None,
+            stream_summary=config.boost.stream_summary,
         )
     recorder = UsageRecorder(database, credits=credits, credits_per_1k_tokens=config.credits_per_1k_tokens)
     return GatewayService(
@@ -117,6 +130,11 @@ def build_gateway(
         boost=boost,
         balance_check=BalanceCheck(credits) if recorder.billing else None,
         limiter=limiter,
+        hold_s=config.stream_hold_s,
+        search=GatewaySearch(search, search_count, SearchCharge(credits) if recorder.billing else None)
+        if search is not None
+        else None,
+        output_caps={tier: cap for tier, cap in config.tier_max_tokens.items() if cap > 0},
     )
 
 
@@ -137,6 +155,20 @@ def text_tool_model(config: GatewayConfig) -> Callable[[str], Model]:
         return TextToolModel(inner, fmt=ToolFormat(config.text_tool_format))
 
     return build
+
+
+class SearchCharge:
+    """Pays for one web search the gateway runs, at the chat's price for the `web_search` tool."""
+
+    def __init__(self, credits: CreditService) -> None:
+        self._credits = credits
+        self._cost = tool_call_cost(BillingCategory.TOOL, documentation_charged=False)
+
+    async def __call__(self, user_id: str) -> bool:
+        charge = await self._credits.debit(
+            user_id=user_id, amount=self._cost, context=ChargeContext("gateway: web search")
+        )
+        return charge is not None
 
 
 class BalanceCheck:

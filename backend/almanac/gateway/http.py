@@ -103,20 +103,26 @@ class HttpPool:
 
 async def raise_for_status(response: aiohttp.ClientResponse) -> None:
     """Turn a non-200 upstream response into our error, with the upstream's own message."""
-    if response.status == 200:
-        return
+    if response.status != 200:
+        raise await status_error(response)
+
+
+async def status_error(response: aiohttp.ClientResponse) -> UpstreamError:
+    """Our error for a non-200 upstream response: its status mapped, its own message and error
+    object kept (`UpstreamError.detail`, `.fields`)."""
     raw = await response.read()
-    detail = raw.decode("utf-8", "replace")[:500]
+    detail = raw.decode("utf-8", "replace")[:2000]
+    fields: dict[str, Any] | None = None
     try:
         parsed = orjson.loads(raw)
         error = parsed.get("error") if isinstance(parsed, dict) else None
         if isinstance(error, dict):
-            detail = str(error.get("message") or detail)
+            detail, fields = str(error.get("message") or detail), error
         elif isinstance(error, str):
             detail = error
     except orjson.JSONDecodeError:
         pass
-    raise upstream_error(response.status, detail, retry_after=response.headers.get("retry-after"))
+    return upstream_error(response.status, detail, retry_after=response.headers.get("retry-after"), fields=fields)
 
 
 def stream_error(payload: Event) -> GatewayError:

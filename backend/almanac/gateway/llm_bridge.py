@@ -29,7 +29,8 @@ def model_request(body: dict[str, Any]) -> ModelRequest:
         for block in block_list(message["content"]):
             kind = block["type"]
             if kind == "text":
-                blocks.append(TextBlock(str(block.get("text", ""))))
+                if str(block.get("text", "")).strip():
+                    blocks.append(TextBlock(str(block.get("text", ""))))
             elif kind == "tool_use":
                 inputs = block.get("input")
                 blocks.append(
@@ -75,8 +76,10 @@ def message_start(model: str, input_tokens: int = 0) -> Event:
     }
 
 
-async def anthropic_events(events: AsyncIterator[ModelEvent], model: str) -> AsyncIterator[Event]:
-    """A model's stream as a complete Anthropic event stream."""
+async def anthropic_events(
+    events: AsyncIterator[ModelEvent], model: str, *, tools: bool = True
+) -> AsyncIterator[Event]:
+    """A model's stream as a complete Anthropic event stream (without tool calls if not `tools`)."""
     yield message_start(model)
     index = 0
     text_open = False
@@ -89,7 +92,7 @@ async def anthropic_events(events: AsyncIterator[ModelEvent], model: str) -> Asy
                 yield {"type": "content_block_start", "index": index, "content_block": {"type": "text", "text": ""}}
                 text_open = True
             yield {"type": "content_block_delta", "index": index, "delta": {"type": "text_delta", "text": event.text}}
-        elif isinstance(event, ToolCallReady):
+        elif isinstance(event, ToolCallReady) and tools:
             if text_open:
                 yield {"type": "content_block_stop", "index": index}
                 index, text_open = index + 1, False
@@ -100,7 +103,7 @@ async def anthropic_events(events: AsyncIterator[ModelEvent], model: str) -> Asy
             usage["input_tokens"] += event.usage.input_tokens
             usage["output_tokens"] += event.usage.output_tokens
         elif isinstance(event, StreamEnd):
-            stop_reason = event.stop_reason
+            stop_reason = "end_turn" if event.stop_reason == "tool_use" else event.stop_reason
     if text_open:
         yield {"type": "content_block_stop", "index": index}
     yield {

@@ -4,8 +4,12 @@
 text block, the first fragment of a tool call opens a `tool_use` block as soon as the call's name
 is known (the earliest sign of tool use), and each call's argument fragments are collected and
 sent as `input_json_delta` when the call is complete — repaired first if the model wrote broken
-JSON, so a client never receives arguments it cannot parse. `finish()` closes the open block and
-sends `message_delta` (stop reason, usage) and `message_stop`. A server that sent no usage chunk
+JSON, so a client never receives arguments it cannot parse. Reasoning that DeepSeek- and
+vLLM-style servers stream apart (`reasoning_content`, `reasoning`) becomes a `thinking` block with
+a signature, for a caller that enabled thinking (else it is dropped). With `tools=False`
+(`tool_choice: none`) no tool call comes out, even if the model writes one. `finish()` closes the
+open block and sends `message_delta` (stop reason — `tool_use` whenever a call came out, whatever
+the server's finish reason — and usage) and `message_stop`. A server that sent no usage chunk
 (`reported` stays False) gets its usage estimated by the caller (`estimate`) before `finish()`.
 """
 
@@ -16,7 +20,15 @@ from typing import Any
 
 import orjson
 
-from almanac.gateway.openai_wire import STOP_REASONS, anthropic_usage, new_message_id, new_tool_id, tool_input
+from almanac.gateway.openai_wire import (
+    STOP_REASONS,
+    anthropic_usage,
+    new_message_id,
+    new_tool_id,
+    reasoning_of,
+    thinking_signature,
+    tool_input,
+)
 
 Event = dict[str, Any]
 
@@ -30,8 +42,11 @@ class _Call:
 
 
 class OpenAIStreamConverter:
-    def __init__(self, model: str, *, input_tokens: int = 0) -> None:
+    def __init__(self, model: str, *, input_tokens: int = 0, thinking: bool = False, tools: bool = True) -> None:
         self.model = model
+        self.thinking = thinking
+        self.tools = tools
+        self._thought: list[str] | None = None  # the open block's reasoning, when it is a thinking block
         self.usage: dict[str, int] = {"input_tokens": input_tokens, "output_tokens": 0}
         self.stop_reason = "end_turn"
         self.tool_calls = 0
@@ -65,17 +80,33 @@ class OpenAIStreamConverter:
             self.reported = True
         for choice in chunk.get("choices") or ():
             delta = choice.get("delta") or {}
+            reasoning = reasoning_of(delta)
+            if reasoning:
+                self.produced.append(reasoning)  # output tokens, shown or not
+            if reasoning and self.thinking:
+                if self._open is None or self._thought is None:
+                    self._close(events)
+                    events.append(_start(self._next, {"type": "thinking", "thinking": "", "signature": ""}))
+                    self._open, self._next, self._thought = self._next, self._next + 1, []
+                self._thought.append(reasoning)
+                events.append(
+                    {
+                        "type": "content_block_delta",
+                        "index": self._open,
+                        "delta": {"type": "thinking_delta", "thinking": reasoning},
+                    }
+                )
             text = delta.get("content")
             if text:
                 self.produced.append(text)
-                if self._open is None or self._open_call is not None:
+                if self._open is None or self._open_call is not None or self._thought is not None:
                     self._close(events)
                     events.append(_start(self._next, {"type": "text", "text": ""}))
                     self._open, self._next = self._next, self._next + 1
                 events.append(
                     {"type": "content_block_delta", "index": self._open, "delta": {"type": "text_delta", "text": text}}
                 )
-            for fragment in delta.get("tool_calls") or ():
+            for fragment in delta.get("tool_calls") or () if self.tools else ():
                 self._fragment(fragment, events)
             if choice.get("finish_reason"):
                 self._finish = choice["finish_reason"]
@@ -106,6 +137,16 @@ class OpenAIStreamConverter:
         if self._open is None:
             return
         call = self._open_call
+        if self._thought is not None:
+            signature = thinking_signature("".join(self._thought))
+            events.append(
+                {
+                    "type": "content_block_delta",
+                    "index": self._open,
+                    "delta": {"type": "signature_delta", "signature": signature},
+                }
+            )
+            self._thought = None
         if call is not None:
             arguments = orjson.dumps(tool_input("".join(call.arguments))).decode()
             events.append(
@@ -134,6 +175,8 @@ class OpenAIStreamConverter:
             self.stop_reason = "tool_use"
         elif self._finish:
             self.stop_reason = STOP_REASONS.get(self._finish, "end_turn")
+            if self.stop_reason == "tool_use":  # the calls were not let out (tool_choice: none)
+                self.stop_reason = "end_turn"
         events.append(
             {
                 "type": "message_delta",

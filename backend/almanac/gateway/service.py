@@ -4,8 +4,9 @@ Per request: the API key is identified (cached, `auth.KeyCache`); the body is ch
 (`wire.parse_messages_request`); the model name picks a tier, an upstream and an upstream model
 (`tiers.TierMap`); boost mode takes over for the tiers it is enabled for (`boost.BoostRun`);
 otherwise the upstream answers directly. A streaming request's first event is awaited before the
-response starts, so a failure before any output is a proper HTTP error; later failures end the
-stream with an `error` event. Every request is recorded (`usage.UsageRecorder`, off the request
+response starts, so a failure before any output is a proper HTTP error (a boosted stream waits
+up to `hold_s` for it, then starts and pings: `keepalive.py`); later failures end the stream with
+an `error` event. Every request is recorded (`usage.UsageRecorder`, off the request
 path): user, key, models, tokens in/out (the planner's apart), latency, time to first token,
 status. An upstream that reports no usage gets its tokens estimated (`estimate.py`), and the row
 says so.
@@ -13,11 +14,10 @@ says so.
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import time
 from collections.abc import AsyncIterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any
 
@@ -30,10 +30,13 @@ from almanac.gateway.boost import BoostRun, BoostSettings
 from almanac.gateway.errors import GatewayError
 from almanac.gateway.estimate import content_pieces, fill_tally
 from almanac.gateway.http import HttpPool, sse_event, sse_events
-from almanac.gateway.tiers import TIERS, Route, TierMap, Upstream
+from almanac.gateway.keepalive import PING, held_then_pinged
+from almanac.gateway.server_tools import GatewaySearch, WebSearchRun, web_search_tool
+from almanac.gateway.tiers import TIERS, Route, Tier, TierMap, Upstream
 from almanac.gateway.upstreams import Upstream as UpstreamClient
 from almanac.gateway.usage import UsageRecorder
 from almanac.gateway.wire import MessagesRequest, check_messages, checked_model, parse_json, parse_messages_request
+from almanac.llm.tokens import output_limit
 from almanac.ops.limits import Limiter, RateLimited, StreamSlot
 from almanac.storage.gateway import GatewayUsageRecord
 
@@ -70,7 +73,7 @@ class _Call:
 
 
 KEEPALIVE_S = 5.0
-PING: list[Event] = []  # the marker `_keepalive` yields while waiting (an empty batch, by identity)
+HOLD_S = 20.0
 KEEPALIVE = b'event: ping\ndata: {"type": "ping"}\n\n'  # as Anthropic's API sends (after message_start)
 
 
@@ -87,6 +90,9 @@ class GatewayService:
         balance_check: Any = None,
         limiter: Limiter | None = None,
         keepalive_s: float = KEEPALIVE_S,
+        hold_s: float = HOLD_S,
+        output_caps: Mapping[Tier, int] | None = None,
+        search: GatewaySearch | None = None,
     ) -> None:
         self.keys = keys
         self.tiers = tiers
@@ -96,7 +102,10 @@ class GatewayService:
         self.boost = boost
         self._balance_check = balance_check
         self.limiter = limiter  # per-user requests per minute and open streams (429 rate_limit_error)
-        self.keepalive_s = keepalive_s  # boost streams: a ping this often while the planner thinks
+        self.keepalive_s = keepalive_s  # boost streams: a ping this often while the planner thinks…
+        self.hold_s = hold_s  # …once the response head has waited this long for output (gateway/keepalive.py)
+        self.search = search  # runs web search server tools for non-Anthropic upstreams (server_tools.py)
+        self.output_caps = dict(output_caps or {})  # per tier: most output tokens an upstream is asked for
 
     async def close(self) -> None:
         """Flush usage and close upstream connections."""
@@ -142,15 +151,21 @@ class GatewayService:
         identity = identity or await self.admit(headers)
         request = parse_messages_request(raw, headers)
         route = self.tiers.route(request.model)
+        request = replace(request, output_cap=self.output_cap(route))
         call = _Call(identity, request, route, started)
         upstream = self._upstream(route)
-        if self.boost is not None and self.boost.applies(route):
-            call.boost = BoostRun(self.boost, request, route, upstream)
+        search_tool = self._search_tool(request, route)
+        if search_tool is not None:
+            batches = _one_by_one(self._web_search(request, route, upstream, search_tool, identity).events())
+        elif (boost := self._boost_for(request, route)) is not None:
+            call.boost = BoostRun(boost, request, route, upstream, user_id=identity.user.id)
             batches = _one_by_one(call.boost.events())
             if request.stream:
-                # A plan takes seconds (and held-back executor output more): keep the connection
-                # visibly alive so proxies and clients with idle timeouts do not give up on it.
-                batches = _keepalive(batches, self.keepalive_s)
+                # A plan takes seconds (and held-back executor output more): hold the response head
+                # a while for a refusal's proper status, then keep the stream visibly alive.
+                batches = held_then_pinged(
+                    batches, head=call.boost.head.take, hold_s=self.hold_s, interval_s=self.keepalive_s
+                )
         elif request.stream:
             batches = upstream.stream(request, route.model)
         else:
@@ -167,6 +182,40 @@ class GatewayService:
                 self._record(call, exc.status, exc.error_type)
             raise
         return StreamReply(self._relay(call, first, batches, slot))
+
+    def _boost_for(self, request: MessagesRequest, route: Route) -> BoostSettings | None:
+        """Boost runs for its tiers, but not where a plan has nothing to add: `tool_choice: none`
+        (no call to plan) and structured output (a planner's SUMMARY would not follow the schema)."""
+        boost = self.boost
+        if boost is None or not boost.applies(route) or not request.tools_allowed or request.structured:
+            return None
+        return boost
+
+    def _search_tool(self, request: MessagesRequest, route: Route) -> dict[str, Any] | None:
+        """The request's web search server tool, when the gateway runs it (not for the Anthropic
+        API, which runs its own); a 400 for any tool it cannot provide."""
+        if route.upstream == "anthropic" or not request.tools:
+            return None
+        return web_search_tool(request, available=self.search is not None)
+
+    def _web_search(
+        self, request: MessagesRequest, route: Route, upstream: UpstreamClient, tool: dict[str, Any], identity: Identity
+    ) -> WebSearchRun:
+        assert self.search is not None
+        charge, user_id = self.search.charge, identity.user.id
+        pay = (lambda: charge(user_id)) if charge is not None else None
+        return WebSearchRun(
+            request, route.model, upstream, self.search.provider, tool, count=self.search.count, pay=pay
+        )
+
+    def output_cap(self, route: Route) -> int | None:
+        """The most output tokens a request on `route` is given: the tier's setting, else (but for
+        the Anthropic API, which knows its own models) the model's known limit; the client's
+        max_tokens stands below it."""
+        cap = self.output_caps.get(route.tier) if route.tier else None
+        if cap is None and route.upstream != "anthropic":
+            cap = output_limit(route.model)
+        return cap
 
     async def _check_rate(self, identity: Identity, *, budget: str = "") -> None:
         if self.limiter is not None:
@@ -324,28 +373,6 @@ class GatewayService:
 def limit_error(exc: RateLimited) -> GatewayError:
     """A limit's refusal in Anthropic's shape: 429 `rate_limit_error` with `retry-after`."""
     return GatewayError(429, str(exc), error_type="rate_limit_error", retry_after=str(exc.retry_after_s))
-
-
-async def _keepalive(batches: AsyncIterator[list[Event]], interval_s: float) -> AsyncIterator[list[Event]]:
-    """`batches`, with `PING` in between whenever the next one takes longer than `interval_s`."""
-    pending: asyncio.Future[list[Event]] | None = None
-    try:
-        while True:
-            if pending is None:
-                pending = asyncio.ensure_future(anext(batches))
-            done, _ = await asyncio.wait({pending}, timeout=interval_s)
-            if not done:
-                yield PING
-                continue
-            finished, pending = pending, None
-            try:
-                batch = finished.result()
-            except StopAsyncIteration:
-                return
-            yield batch
-    finally:
-        if pending is not None:
-            pending.cancel()
 
 
 async def _one_by_one(events: AsyncIterator[Event]) -> AsyncIterator[list[Event]]:

@@ -15,17 +15,18 @@ from typing import Any, Protocol
 import orjson
 
 from almanac.gateway.accumulate import accumulate
-from almanac.gateway.errors import GatewayError
-from almanac.gateway.estimate import body_tokens, content_pieces, text_tokens
+from almanac.gateway.errors import GatewayError, UpstreamError
 from almanac.gateway.http import HttpPool, raise_for_status, sse_blocks, stream_error
 from almanac.gateway.llm_bridge import anthropic_events, model_request
-from almanac.gateway.openai_stream import OpenAIStreamConverter
-from almanac.gateway.openai_wire import anthropic_message, openai_request
+from almanac.gateway.openai_upstream import OpenAIUpstream, estimate_tokens
+from almanac.gateway.refusals import prompt_too_long
+from almanac.gateway.stops import with_stop_sequences
 from almanac.gateway.wire import MessagesRequest
 from almanac.llm.base import (
     Model,
     ModelAuthError,
     ModelBadRequest,
+    ModelContextTooLong,
     ModelError,
     ModelRateLimited,
     ModelTimeout,
@@ -33,6 +34,9 @@ from almanac.llm.base import (
 )
 from almanac.llm.events import ModelEvent, UsageReport
 from almanac.llm.text_tools import refuses_tools
+from almanac.llm.tokens import context_window
+
+__all__ = ["AnthropicUpstream", "ModelUpstream", "OpenAIUpstream", "TextToolUpstream", "Upstream", "estimate_tokens"]
 
 Event = dict[str, Any]
 ANTHROPIC_VERSION = "2023-06-01"
@@ -55,76 +59,6 @@ class Upstream(Protocol):
         ...
 
 
-def estimate_tokens(body: dict[str, Any]) -> int:
-    """About how many tokens a request's system, messages and tools take (≈ 3.5 bytes of JSON
-    per token); used where the upstream cannot count."""
-    size = sum(len(orjson.dumps(body.get(key))) for key in ("system", "messages", "tools") if body.get(key))
-    return max(1, int(size / 3.5))
-
-
-class OpenAIUpstream:
-    kind = "openai"
-
-    def __init__(
-        self, http: HttpPool, *, base_url: str, api_key: str | None, timeout_s: float, max_tokens: int | None = None
-    ) -> None:
-        self._http = http
-        self._max_tokens = max_tokens  # many servers refuse Claude Code's 32,000; None: no cap
-        self._url = base_url.rstrip("/") + "/chat/completions"
-        self._headers = {"authorization": f"Bearer {api_key}"} if api_key else {}
-        self._timeout = timeout_s
-
-    async def create(self, request: MessagesRequest, model: str) -> dict[str, Any]:
-        body = self._capped(openai_request(request.body, model, stream=False))
-        async with self._http.post(self._url, body, self._headers, timeout_s=self._timeout) as response:
-            await raise_for_status(response)
-            completion = orjson.loads(await response.read())
-        message = anthropic_message(completion, request.model)
-        if not (isinstance(completion, dict) and completion.get("usage")):  # a server that reports none
-            message["usage"] = {
-                "input_tokens": body_tokens(request.body),
-                "output_tokens": text_tokens(content_pieces(message["content"])),
-            }
-            request.usage.estimated = True
-        return message
-
-    async def stream(self, request: MessagesRequest, model: str) -> AsyncIterator[list[Event]]:
-        body = self._capped(openai_request(request.body, model, stream=True))
-        async with self._http.post(self._url, body, self._headers, timeout_s=self._timeout) as response:
-            await raise_for_status(response)
-            converter = OpenAIStreamConverter(request.model, input_tokens=estimate_tokens(request.body))
-            events = converter.start()
-            done = False
-            async for block in sse_blocks(response):
-                for data in block:
-                    if data == b"[DONE]":
-                        done = True
-                        break
-                    chunk = orjson.loads(data)
-                    if isinstance(chunk, dict) and chunk.get("error"):
-                        raise stream_error({"error": {"type": "api_error", "message": str(chunk["error"])}})
-                    events += converter.feed(chunk)
-                if events:
-                    yield events
-                    events = []
-                if done:
-                    break
-            if not converter.reported:  # llama-cpp-python ignores stream_options.include_usage
-                converter.estimate(
-                    input_tokens=body_tokens(request.body), output_tokens=text_tokens(converter.produced)
-                )
-                request.usage.estimated = True
-            yield events + converter.finish()
-
-    def _capped(self, body: dict[str, Any]) -> dict[str, Any]:
-        if self._max_tokens is not None and body["max_tokens"] > self._max_tokens:
-            body["max_tokens"] = self._max_tokens
-        return body
-
-    async def count_tokens(self, body: dict[str, Any], model: str) -> int:
-        return estimate_tokens(body)
-
-
 class AnthropicUpstream:
     kind = "anthropic"
 
@@ -142,21 +76,28 @@ class AnthropicUpstream:
             headers.update(request.headers)
         return headers
 
+    @staticmethod
+    def _body(request: MessagesRequest, model: str, *, stream: bool) -> dict[str, Any]:
+        body = {**request.body, "model": model, "stream": stream}
+        if request.output_cap is not None and request.max_tokens > request.output_cap:
+            body["max_tokens"] = request.output_cap
+        return body
+
     async def create(self, request: MessagesRequest, model: str) -> dict[str, Any]:
-        body = {**request.body, "model": model, "stream": False}
+        body = self._body(request, model, stream=False)
         async with self._http.post(
             f"{self._base}/v1/messages", body, self._headers(request), timeout_s=self._timeout
         ) as response:
-            await raise_for_status(response)
+            await _anthropic_status(response)
             message: dict[str, Any] = orjson.loads(await response.read())
         message["model"] = request.model
         return message
 
     async def stream(self, request: MessagesRequest, model: str) -> AsyncIterator[list[Event]]:
-        body = {**request.body, "model": model, "stream": True}
+        body = self._body(request, model, stream=True)
         url = f"{self._base}/v1/messages"
         async with self._http.post(url, body, self._headers(request), timeout_s=self._timeout) as response:
-            await raise_for_status(response)
+            await _anthropic_status(response)
             async for block in sse_blocks(response):
                 events: list[Event] = []
                 for data in block:
@@ -183,6 +124,19 @@ class AnthropicUpstream:
             return int(orjson.loads(await response.read()).get("input_tokens") or 0)
 
 
+async def _anthropic_status(response: Any) -> None:
+    """An Anthropic upstream's refusal reaches the caller as Anthropic sent it (status, type and
+    message: "prompt is too long: …" stays word for word), except a rejection of the gateway's own
+    credentials, which is the operator's problem (500)."""
+    try:
+        await raise_for_status(response)
+    except UpstreamError as exc:
+        kind = (exc.fields or {}).get("type")
+        if exc.upstream_status in (401, 403) or not isinstance(kind, str):
+            raise
+        raise GatewayError(exc.upstream_status, exc.detail, error_type=kind, retry_after=exc.retry_after) from None
+
+
 class ModelUpstream:
     """A local `Model` (the offline model) behind the Anthropic wire format."""
 
@@ -194,22 +148,31 @@ class ModelUpstream:
     async def create(self, request: MessagesRequest, model: str) -> dict[str, Any]:
         return accumulate([event async for batch in self.stream(request, model) for event in batch])
 
-    async def stream(self, request: MessagesRequest, model: str) -> AsyncIterator[list[Event]]:
-        async for batch in model_stream(self.model, request, max_tokens=None):
-            yield batch
+    def stream(self, request: MessagesRequest, model: str) -> AsyncIterator[list[Event]]:
+        return model_stream(self.model, request)
 
     async def count_tokens(self, body: dict[str, Any], model: str) -> int:
         return estimate_tokens(body)
 
 
-async def model_stream(model: Model, request: MessagesRequest, *, max_tokens: int | None) -> AsyncIterator[list[Event]]:
-    """`request` answered by a `Model`, as an Anthropic event stream (one event per batch)."""
+def model_stream(model: Model, request: MessagesRequest) -> AsyncIterator[list[Event]]:
+    """`request` answered by a `Model`, as an Anthropic event stream (one event per batch), its
+    stop sequences applied; `max_tokens` within `request.output_cap`."""
+    return with_stop_sequences(
+        _model_events(model, request), request.body.get("stop_sequences") or (), on_cut=request.usage.note_estimate
+    )
+
+
+async def _model_events(model: Model, request: MessagesRequest) -> AsyncIterator[list[Event]]:
     asked = model_request(request.body)
-    if max_tokens is not None and asked.max_tokens > max_tokens:
-        asked = replace(asked, max_tokens=max_tokens)
+    if request.output_cap is not None and asked.max_tokens > request.output_cap:
+        asked = replace(asked, max_tokens=request.output_cap)
     try:
-        async for event in anthropic_events(_noting_estimates(model.stream(asked), request), request.model):
+        events = _noting_estimates(model.stream(asked), request)
+        async for event in anthropic_events(events, request.model, tools=request.tools_allowed):
             yield [event]
+    except ModelContextTooLong:
+        raise prompt_too_long(estimate_tokens(request.body), context_window(model.name)) from None
     except ModelError as exc:
         raise GatewayError(_model_error_status(exc), str(exc)) from None
 
@@ -246,13 +209,10 @@ class TextToolUpstream:
 
     kind = "openai"
 
-    def __init__(
-        self, native: OpenAIUpstream, text_model: Callable[[str], Model], *, mode: str, max_tokens: int | None
-    ) -> None:
+    def __init__(self, native: OpenAIUpstream, text_model: Callable[[str], Model], *, mode: str) -> None:
         self._native = native
         self._build = text_model
         self._mode = mode
-        self._max_tokens = max_tokens
         self._models: dict[str, Model] = {}
         self.refused: set[str] = set()  # upstream models that refused native tools ("auto")
 
@@ -296,7 +256,7 @@ class TextToolUpstream:
             yield batch
 
     def _text_stream(self, request: MessagesRequest, model: str) -> AsyncIterator[list[Event]]:
-        return model_stream(self._model(model), request, max_tokens=self._max_tokens)
+        return model_stream(self._model(model), request)
 
     async def count_tokens(self, body: dict[str, Any], model: str) -> int:
         return estimate_tokens(body)

@@ -25,6 +25,7 @@ class MessagesRequest:
     stream: bool
     max_tokens: int
     headers: Mapping[str, str] = field(default_factory=dict)  # the caller's anthropic-version / -beta
+    output_cap: int | None = None  # most output tokens the upstream is asked for (tier setting, model limit)
     # Set by the upstream that answers when the usage it reports is an estimate (copies share it).
     usage: UsageNote = field(default_factory=UsageNote, compare=False, repr=False)
 
@@ -37,6 +38,24 @@ class MessagesRequest:
     def tool_choice(self) -> str:
         choice = self.body.get("tool_choice")
         return str(choice.get("type", "auto")) if isinstance(choice, dict) else "auto"
+
+    @property
+    def tools_allowed(self) -> bool:
+        """False for `tool_choice: {"type": "none"}`: no tool call may come out."""
+        return self.tool_choice != "none"
+
+    @property
+    def structured(self) -> bool:
+        """Whether the caller asked for structured output (`output_config.format`): only the model
+        given the format can answer it."""
+        config = self.body.get("output_config")
+        return isinstance(config, dict) and isinstance(config.get("format"), dict)
+
+    @property
+    def thinking(self) -> bool:
+        """Whether the caller takes thinking blocks (`thinking` enabled or adaptive)."""
+        thinking = self.body.get("thinking")
+        return isinstance(thinking, dict) and thinking.get("type") in ("enabled", "adaptive")
 
 
 def parse_json(raw: bytes) -> dict[str, Any]:

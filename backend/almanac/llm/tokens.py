@@ -55,6 +55,29 @@ KNOWN_WINDOWS: tuple[tuple[str, int], ...] = (
     ("phi3", 4_096),
     ("deepseek", 128_000),
 )
+# Output limits (most tokens one answer may have) of known models, matched like KNOWN_WINDOWS; a
+# model listed there but not here may write up to its whole window.
+KNOWN_OUTPUT_LIMITS: tuple[tuple[str, int], ...] = (
+    ("almanac-offline", 1_000_000),
+    ("claude-3-haiku", 4_096),
+    ("claude-3-5", 8_192),
+    ("claude-opus-4-0", 32_000),
+    ("claude-opus-4-1", 32_000),
+    ("claude-opus-4-2", 32_000),
+    ("claude", 64_000),
+    ("gpt-4.1", 32_768),
+    ("gpt-4o", 16_384),
+    ("gpt-4-turbo", 4_096),
+    ("gpt-5", 128_000),
+    ("o4-mini", 100_000),
+    ("o3", 100_000),
+    ("o1-mini", 65_536),
+    ("o1", 100_000),
+    ("gpt-4", 8_192),
+    ("gpt-3.5", 4_096),
+    ("deepseek-chat", 8_192),
+    ("deepseek-reasoner", 65_536),
+)
 MESSAGE_OVERHEAD = 4  # role and separators of one message
 BLOCK_OVERHEAD = 3  # a tool call or result block's framing
 _PIECES = re.compile(r"[A-Za-z]+|[0-9]+|\n+|[ \t]+|.", re.DOTALL)
@@ -68,6 +91,19 @@ def context_window(model: str) -> int:
         if fragment in name:
             return window
     return DEFAULT_CONTEXT_TOKENS
+
+
+def output_limit(model: str) -> int | None:
+    """The most output tokens a known model may write in one answer (its output limit, else its
+    context window); None for a model neither table knows."""
+    name = model.lower()
+    for fragment, limit in KNOWN_OUTPUT_LIMITS:
+        if fragment in name:
+            return limit
+    for fragment, window in KNOWN_WINDOWS:
+        if fragment in name:
+            return window
+    return None
 
 
 def estimate_tokens(text: str) -> int:

@@ -31,7 +31,7 @@ class GatewayUsageRecord:
     planner_input_tokens: int = 0
     planner_output_tokens: int = 0
     boost_loops: int = 0
-    boost_outcome: str | None = None  # summary | guided | best | direct (fallback)
+    boost_outcome: str | None = None  # summary | guided | best | direct (fallback) | reused (a turn's plan)
     credits: int = 0
     usage_estimated: bool = False  # the upstream reported no usage: its tokens were counted here
     planner_usage_estimated: bool = False

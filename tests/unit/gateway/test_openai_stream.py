@@ -2,6 +2,8 @@
 
 from typing import Any
 
+import pytest
+
 from almanac.gateway.accumulate import UsageTally, accumulate
 from almanac.gateway.openai_stream import OpenAIStreamConverter
 
@@ -102,3 +104,50 @@ def test_finish_reason_length_and_usage_tally() -> None:
 def test_an_empty_stream_is_still_a_valid_message() -> None:
     message = accumulate(run([chunk({}, "stop")]))
     assert message["content"] == [] and message["stop_reason"] == "end_turn"
+
+
+CALL = chunk({"tool_calls": [{"index": 0, "id": "call_a", "function": {"name": "get", "arguments": "{}"}}]})
+
+
+def convert(chunks: list[dict[str, Any]], **options: Any) -> list[dict[str, Any]]:
+    converter = OpenAIStreamConverter("claude-x", input_tokens=7, **options)
+    events = converter.start()
+    for item in chunks:
+        events += converter.feed(item)
+    return events + converter.finish()
+
+
+@pytest.mark.parametrize("finish", ["stop", None, "length"])
+def test_a_stream_with_tool_calls_ends_in_tool_use_whatever_the_finish_reason(finish: str | None) -> None:
+    events = convert([CALL, chunk({}, finish)] if finish else [CALL])
+    message = accumulate(events)
+    assert message["stop_reason"] == "tool_use" and message["content"][0]["name"] == "get"
+
+
+def test_no_tool_call_comes_out_with_tools_off_even_if_the_model_writes_one() -> None:
+    events = convert([chunk({"content": "Sure."}), CALL, chunk({}, "tool_calls")], tools=False)
+    message = accumulate(events)
+    assert [block["type"] for block in message["content"]] == ["text"] and message["stop_reason"] == "end_turn"
+
+
+def test_reasoning_becomes_a_signed_thinking_block_before_the_text() -> None:
+    events = convert(
+        [
+            chunk({"reasoning_content": "Think "}),
+            chunk({"reasoning": "twice."}),
+            chunk({"content": "Done."}),
+            chunk({}, "stop"),
+        ],
+        thinking=True,
+    )
+    message = accumulate(events)
+    thinking, text = message["content"]
+    assert thinking == {"type": "thinking", "thinking": "Think twice.", "signature": thinking["signature"]}
+    assert thinking["signature"].startswith("almanac.") and text == {"type": "text", "text": "Done."}
+    deltas = [e["delta"]["type"] for e in events if e["type"] == "content_block_delta"]
+    assert deltas == ["thinking_delta", "thinking_delta", "signature_delta", "text_delta"]
+
+
+def test_reasoning_is_dropped_without_thinking() -> None:
+    message = accumulate(convert([chunk({"reasoning_content": "hidden"}), chunk({"content": "Done."})]))
+    assert message["content"] == [{"type": "text", "text": "Done."}]

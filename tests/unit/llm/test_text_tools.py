@@ -10,7 +10,7 @@ from tests.fakes.openai_server import Failure, FakeOpenAI, Reply
 from tests.fakes.server import ServerThread
 
 from almanac.llm.base import ModelBadRequest, complete
-from almanac.llm.events import TextDelta, ToolCallReady
+from almanac.llm.events import StreamEnd, TextDelta, ToolCallReady
 from almanac.llm.fake import ScriptedModel, reply
 from almanac.llm.messages import Message, ModelRequest, TextBlock, ToolResultBlock, ToolSpec, ToolUseBlock
 from almanac.llm.providers import ProviderConfig, build_model
@@ -46,6 +46,13 @@ def test_earlier_calls_and_results_become_text() -> None:
 def test_tool_choice_none_sends_no_manifest() -> None:
     converted = text_request(request(tool_choice="none"))
     assert "# Tools" not in converted.system and "do not write any tool call" in converted.system
+
+
+async def test_with_tool_choice_none_a_call_the_model_writes_anyway_does_not_come_out() -> None:
+    inner = ScriptedModel([reply('Sure.\n```tool\n{"name": "lookup", "arguments": {"q": "x"}}\n```')])
+    events = [event async for event in TextToolModel(inner).stream(request(tool_choice="none"))]
+    assert not any(isinstance(e, ToolCallReady) for e in events)
+    assert events[-1] == StreamEnd("end_turn")
 
 
 async def test_calls_in_the_reply_become_tool_call_events_and_prose_streams() -> None:

@@ -7,7 +7,7 @@ import json
 import pytest
 from tests.fakes.tokens import count_text
 
-from almanac.llm.tokens import DEFAULT_CONTEXT_TOKENS, TokenCounter, context_window, estimate_tokens
+from almanac.llm.tokens import DEFAULT_CONTEXT_TOKENS, TokenCounter, context_window, estimate_tokens, output_limit
 
 SAMPLES = {
     "prose": "The quick brown fox jumps over the lazy dog while reading documentation. " * 50,
@@ -59,3 +59,10 @@ def test_reports_of_more_tokens_scale_later_estimates_up_never_down() -> None:
     scaled = counter.scale
     counter.observe(estimated=1_000, actual=500)
     assert counter.scale == scaled
+
+
+def test_output_limits_of_known_models() -> None:
+    assert output_limit("gpt-4o-mini") == 16_384
+    assert output_limit("claude-sonnet-4-5") == 64_000
+    assert output_limit("qwen2.5-coder:7b") == 32_768  # no output limit listed: up to its window
+    assert output_limit("my-own-finetune") is None

@@ -65,9 +65,10 @@ class _ChatSteps:
     def direct(self) -> AsyncIterator[ChatEvent]:
         return self.owner._executor_run(self.owner.system)
 
-    async def answer(self, text: str) -> AsyncIterator[ChatEvent]:
-        self.owner.turns, self.owner.stop_reason = 1, "end_turn"
-        yield TextDeltaEvent(text)
+    async def answer(self, pieces: AsyncIterator[str]) -> AsyncIterator[ChatEvent]:
+        async for piece in pieces:
+            yield TextDeltaEvent(piece)
+        self.owner.turns, self.owner.stop_reason = 1, self.owner.planner.stop_reason
 
     def planned(self, plan: Plan) -> ChatEvent | None:
         return PlanEvent(plan.loop, plan.analysis, plan.guidance, self.owner.planner.model.name)
@@ -92,6 +93,7 @@ class BoostLoop:
         view: PlannerView,
         has_tools: bool,
         max_loops: int = MAX_LOOPS,
+        stream_summary: bool = True,
     ) -> None:
         self.planner = planner
         self.executor = executor
@@ -100,6 +102,7 @@ class BoostLoop:
         self.view = view
         self.has_tools = has_tools
         self.max_loops = max_loops
+        self.stream_summary = stream_summary
         self.report = BoostReport()
         self.turns = 0
         self.stop_reason = ""
@@ -142,7 +145,10 @@ class BoostLoop:
 
     async def run(self) -> AsyncIterator[ChatEvent]:
         """The answer's events, `PlanEvent`s included."""
-        async for event in run_boost(self.planner, _ChatSteps(self), self.view, self.report, max_loops=self.max_loops):
+        steps = _ChatSteps(self)
+        async for event in run_boost(
+            self.planner, steps, self.view, self.report, max_loops=self.max_loops, stream_summary=self.stream_summary
+        ):
             yield event
 
     async def _executor_run(self, system: str) -> AsyncIterator[ChatEvent]:
@@ -164,6 +170,7 @@ def boost_turn_loop(
     conversation: ModelRequest,
     new_loop: Callable[[str], ExecutorLoop],
     max_loops: int = MAX_LOOPS,
+    stream_summary: bool = True,
 ) -> BoostLoop:
     """A `BoostLoop` for one query. `conversation` is what the planner is shown (the working
     messages and the tools); `new_loop(system)` makes the executor's `TurnLoop` with that system
@@ -176,4 +183,5 @@ def boost_turn_loop(
         view=planner_view(conversation),
         has_tools=bool(conversation.tools) and executor.supports_tools,
         max_loops=max_loops,
+        stream_summary=stream_summary,
     )

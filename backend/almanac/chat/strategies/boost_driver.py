@@ -2,7 +2,8 @@
 gateway's Anthropic stream events): at most `max_loops` rounds of planner → executor.
 
 Each round asks the planner (`planner.Planner`):
-- SUMMARY → that is the answer; the executor is not called.
+- SUMMARY → that is the answer, passed on as it arrives; the executor is not called. (A planner
+  that fails after the answer has begun cannot fall back: the answer ends with a `ModelError`.)
 - ANALYSIS + GUIDANCE (or GUIDANCE alone) → the executor runs with the plan and the real tools. Its
   output is held back while another round is still possible, and released the moment it shows tool
   use (a tool call starting); if it ends without calling any tool, the round failed and its answer
@@ -21,12 +22,13 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Literal, Protocol, TypeVar
 
-from almanac.chat.strategies.planner import Attempt, Planner, PlannerFailed, PlannerView
+from almanac.chat.strategies.planner import Attempt, Planner, PlannerFailed, PlannerReply, PlannerView
+from almanac.llm.base import ModelUnavailable
 
 log = logging.getLogger(__name__)
 MAX_LOOPS = 3
 E = TypeVar("E")
-Outcome = Literal["summary", "guided", "best", "direct"]
+Outcome = Literal["summary", "guided", "best", "direct", "reused"]
 
 
 @dataclass(frozen=True)
@@ -52,8 +54,8 @@ class BoostSteps(Protocol[E]):
         """The direct path: the executor alone."""
         ...
 
-    def answer(self, text: str) -> AsyncIterator[E]:
-        """`text` (the planner's SUMMARY) as the answer."""
+    def answer(self, pieces: AsyncIterator[str]) -> AsyncIterator[E]:
+        """The planner's SUMMARY, arriving in `pieces`, as the answer."""
         ...
 
     def planned(self, plan: Plan) -> E | None:
@@ -80,26 +82,35 @@ class BoostReport:
 
 
 async def run_boost(
-    planner: Planner, steps: BoostSteps[E], view: PlannerView, report: BoostReport, *, max_loops: int = MAX_LOOPS
+    planner: Planner,
+    steps: BoostSteps[E],
+    view: PlannerView,
+    report: BoostReport,
+    *,
+    max_loops: int = MAX_LOOPS,
+    stream_summary: bool = True,
 ) -> AsyncIterator[E]:
     """The boosted answer's events (see the module docstring)."""
     best: list[E] | None = None
     for loop in range(max_loops):
         report.loops = loop + 1
+        replies = planner.stream(view, loop=loop, max_loops=max_loops, attempts=report.attempts, summary=stream_summary)
         try:
-            reply = await planner.ask(view, loop=loop, max_loops=max_loops, attempts=report.attempts)
+            first = await anext(replies)
         except PlannerFailed as exc:
             log.warning("boost loop %d: %s; %s", loop, exc, "best answer so far" if best else "direct path")
             report.reason = str(exc)
             async for event in _finish(steps, best, report):
                 yield event
             return
-        sections = reply.sections
-        if sections.kind == "summary":
+        if isinstance(first, str) or first.sections.kind == "summary":  # a final answer, maybe still arriving
             report.outcome = "summary"
-            async for event in steps.answer(sections.summary):
+            pieces = _rest(first, replies) if isinstance(first, str) else _one(first.sections.summary)
+            async for event in steps.answer(pieces):
                 yield event
             return
+        reply = first
+        sections = reply.sections
         if sections.kind == "unusable":
             log.info("boost loop %d: the planner's reply had neither SUMMARY nor GUIDANCE", loop)
             report.attempts.append(Attempt(loop, reply.text or "(empty)", "the reply had neither SUMMARY nor GUIDANCE"))
@@ -143,3 +154,18 @@ async def _finish(steps: BoostSteps[E], best: list[E] | None, report: BoostRepor
     report.outcome = "direct"
     async for event in steps.direct():
         yield event
+
+
+async def _rest(first: str, replies: AsyncIterator[str | PlannerReply]) -> AsyncIterator[str]:
+    """A SUMMARY's pieces: `first`, then the rest as the planner sends them."""
+    yield first
+    try:
+        async for item in replies:
+            if isinstance(item, str):
+                yield item
+    except PlannerFailed as exc:
+        raise ModelUnavailable(f"the planner stopped in the middle of its answer ({exc})") from None
+
+
+async def _one(text: str) -> AsyncIterator[str]:
+    yield text

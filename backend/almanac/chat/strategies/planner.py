@@ -4,20 +4,24 @@ The planner never receives a `tools` parameter: the tools are described as text 
 (`render.concise_manifest`), so any model can plan, including ones whose provider disables tools.
 Unlike the original boost proxy, it sees the conversation — earlier turns, the tool calls made and
 their results (each cut to a bound, oldest turns dropped first when the transcript is too long) —
-not only the last user message. Its reply is parsed into sections (`sections.parse_sections`).
+not only the last user message. Its reply is read as it streams (`sections.SummaryStream`): the
+text of a SUMMARY is handed on as it arrives, and the complete reply is parsed into sections.
 
-A failed call (an error, a timeout) raises `PlannerFailed`; the boost loop then falls back.
+A failed call (an error, a timeout) raises `PlannerFailed`; the boost loop then falls back. The
+time limit covers the whole reply (it is checked at every piece the planner sends).
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Sequence
+import time
+from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
 
-from almanac.chat.strategies.sections import Sections, parse_sections
-from almanac.llm.base import Model, ModelError, complete
+from almanac.chat.strategies.sections import Sections, SummaryStream
+from almanac.llm.base import Model, ModelError
+from almanac.llm.events import StreamEnd, TextDelta, UsageReport
 from almanac.llm.messages import Message, ModelRequest, TextBlock, ToolResultBlock, ToolSpec, ToolUseBlock, Usage
 from almanac.llm.render import concise_manifest
 from almanac.text.marking import as_data
@@ -188,19 +192,50 @@ class Planner:
         self.usage = Usage()
         self.calls = 0
         self.estimated_calls = 0  # calls whose tokens the server did not report
+        self.stop_reason = "end_turn"  # how the last reply ended ("max_tokens": a SUMMARY was cut)
 
     async def ask(self, view: PlannerView, *, loop: int, max_loops: int, attempts: Sequence[Attempt]) -> PlannerReply:
-        """One planner call; raises `PlannerFailed` on an error or timeout."""
+        """One planner call, to its end; raises `PlannerFailed` on an error or timeout."""
+        async for item in self.stream(view, loop=loop, max_loops=max_loops, attempts=attempts, summary=False):
+            if isinstance(item, PlannerReply):
+                return item
+        raise PlannerFailed("the planner's reply ended early")  # not reached: stream() ends with the reply
+
+    async def stream(
+        self, view: PlannerView, *, loop: int, max_loops: int, attempts: Sequence[Attempt], summary: bool = True
+    ) -> AsyncIterator[str | PlannerReply]:
+        """One planner call: the SUMMARY's text as it arrives (with `summary`), then the
+        `PlannerReply`. Raises `PlannerFailed` on an error or timeout, also mid-summary."""
         prompt = render_prompt(self.template, view, loop=loop, max_loops=max_loops, attempts=attempts)
         request = ModelRequest("", (Message.user(prompt),), (), self.max_tokens, purpose="utility")
         self.calls += 1
+        self.stop_reason = "end_turn"
+        reader, usage = SummaryStream(), Usage()
+        deadline = time.monotonic() + self.timeout_s
+        events = self.model.stream(request)
         try:
-            async with asyncio.timeout(self.timeout_s):
-                response = await complete(self.model, request)
+            while True:
+                try:
+                    event = await asyncio.wait_for(anext(events), max(0.0, deadline - time.monotonic()))
+                except StopAsyncIteration:
+                    break
+                if isinstance(event, UsageReport):
+                    usage = usage + event.usage
+                elif isinstance(event, StreamEnd):
+                    self.stop_reason = event.stop_reason
+                elif isinstance(event, TextDelta) and (released := reader.feed(event.text)) and summary:
+                    yield released
         except TimeoutError:
             raise PlannerFailed(f"the planner did not answer within {self.timeout_s:g} s") from None
         except ModelError as exc:
             raise PlannerFailed(f"the planner failed: {exc}") from None
-        self.usage = self.usage + response.usage
-        self.estimated_calls += response.usage.estimated
-        return PlannerReply(response.text, parse_sections(response.text), response.usage)
+        finally:
+            self.usage = self.usage + usage
+            self.estimated_calls += usage.estimated
+            close = getattr(events, "aclose", None)
+            if close is not None:
+                await close()
+        rest = reader.finish()
+        if rest and summary:
+            yield rest
+        yield PlannerReply(reader.text, reader.sections, usage)

@@ -57,6 +57,7 @@ def boost_for(context: RunContext, prompt: QueryPrompt, new_loop: Callable[[str]
         system=context.system_prompt,
         conversation=ModelRequest(context.system_prompt, view.messages, tuple(specs)),
         new_loop=new_loop,
+        stream_summary=strategies.stream_summary,
     )
 
 

@@ -111,6 +111,7 @@ class WebSearchTool:
     def __init__(self, provider: SearchProvider, *, count: int = 5) -> None:
         self._provider = provider
         self._count = count
+        self.provider, self.count = provider, count  # the gateway runs web search server tools with them
         self.description = (
             f"Search the web ({provider.name}) and get the top results: title, URL and a snippet each. Use it for "
             "current events, releases and anything documentation does not cover; cite the URLs you use."

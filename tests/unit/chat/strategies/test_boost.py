@@ -7,13 +7,16 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator
 
+import pytest
+
 from almanac.chat.events import ChatEvent, PlanEvent, TextDeltaEvent, ToolCallEvent, UsageEvent
 from almanac.chat.strategies.boost import boost_turn_loop, guidance_section
 from almanac.chat.strategies.boost_driver import Plan
 from almanac.chat.strategies.planner import Planner
 from almanac.llm.base import ModelUnavailable
+from almanac.llm.events import ModelEvent, StreamEnd, TextDelta, UsageReport
 from almanac.llm.fake import ScriptedModel, reply
-from almanac.llm.messages import Message, ModelRequest, ToolSpec
+from almanac.llm.messages import Message, ModelRequest, ToolSpec, Usage
 
 TOOLS = (ToolSpec("lookup", "Look something up", {"type": "object", "properties": {"q": {"type": "string"}}}),)
 
@@ -152,3 +155,55 @@ async def test_without_tools_the_guided_answer_is_accepted() -> None:
 def test_guidance_section_names_both_parts() -> None:
     text = guidance_section(Plan(0, "why", "what"))
     assert "ANALYSIS:\nwhy" in text and text.endswith("GUIDANCE:\nwhat")
+
+
+class PieceByPiece:
+    """A planner model that writes its reply piece by piece, waiting after the first pieces until
+    the answer has reached the caller (`shown`), or failing part-way (`fail_after`)."""
+
+    provider, name, supports_tools, supports_streaming = "fake", "planner", False, True
+
+    def __init__(self, pieces: list[str], *, fail_after: int | None = None) -> None:
+        self.pieces = pieces
+        self.fail_after = fail_after
+        self.shown = asyncio.Event()
+        self.waited: list[bool] = []
+
+    async def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
+        for number, piece in enumerate(self.pieces):
+            if number == self.fail_after:
+                raise ModelUnavailable("the planner server went away")
+            if number == 3:
+                try:
+                    async with asyncio.timeout(5):
+                        await self.shown.wait()
+                    self.waited.append(True)
+                except TimeoutError:
+                    self.waited.append(False)
+            yield TextDelta(piece)
+        yield UsageReport(Usage(12, 7))
+        yield StreamEnd("end_turn")
+
+
+async def test_a_summary_is_passed_on_as_the_planner_writes_it() -> None:
+    planner = PieceByPiece(["SUMMARY:\n", "To set up: ", "make a venv.\n", "## Steps\n", "1. python -m venv .venv"])
+    boost = loop(planner, Executor())  # type: ignore[arg-type]
+    text = []
+    async for event in boost.run():
+        if isinstance(event, TextDeltaEvent):
+            text.append(event.text)
+            planner.shown.set()
+    assert planner.waited == [True]  # the first words were out before the planner wrote the rest
+    assert "".join(text) == "To set up: make a venv.\n## Steps\n1. python -m venv .venv"
+    assert boost.report.outcome == "summary" and boost.planner_usage.output_tokens == 7
+
+
+async def test_a_planner_failing_mid_summary_ends_the_answer_with_an_error_not_a_second_answer() -> None:
+    planner = PieceByPiece(["SUMMARY:\n", "The first half ", "of it"], fail_after=2)
+    executor = Executor([TextDeltaEvent("a direct answer")])
+    boost = loop(planner, executor)  # type: ignore[arg-type]
+    seen: list[ChatEvent] = []
+    with pytest.raises(ModelUnavailable, match="stopped in the middle"):
+        async for event in boost.run():
+            seen.append(event)
+    assert seen == [TextDeltaEvent("The first half")] and executor.systems == []
