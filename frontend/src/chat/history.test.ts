@@ -37,6 +37,17 @@ describe("turnsFromConversation", () => {
     expect(turns[0]).toMatchObject({ query: "first", text: "answer one", messageId: "q1-r", summary: "sum of one", credits: 5, status: "done" });
   });
 
+  it("knows a stored answer that cost nothing was one the model declined to give", () => {
+    const declined = turnsFromConversation({
+      ...detail,
+      full: [item({ id: "q1", kind: "query", content: "?" }), item({ id: "q1-r", kind: "response", content: "I cannot.", credits: 0 })],
+      summarised: [],
+    });
+    expect(declined[0].stopReason).toBe("declined");
+    expect(turns[0].stopReason).toBe("end_turn");
+    expect(turns[2].stopReason).toBe("interrupted");
+  });
+
   it("keeps the model that wrote a stored answer (none for answers stored before models were)", () => {
     expect(turns[0].model).toBe("claude-haiku-4-5");
     expect(turns[1].model).toBeNull();

@@ -47,7 +47,7 @@ export function DailyCreditsChart({ days }: { days: UsageDay[] }) {
     <figure class="chart" data-testid="daily-chart" ref={frame}>
       <svg viewBox={`0 0 ${W} ${H}`} width={W} height={H} role="img" aria-label={summary} class="chart-svg">
         <g transform={`translate(${LEFT} 8)`}>
-          {ticks(max).map((value) => {
+          {ticks(max, max <= 4 ? max : max % 4 === 0 ? 4 : 5).map((value) => {
             const y = plotH - (value / max) * plotH;
             return (
               <g key={value} class="chart-grid">

@@ -83,8 +83,8 @@ export function Composer({ value, busy, disabled, onChange, onSend, onStop, noti
       </form>
       <div class="composer-foot">
         <p id="composer-hint" class="composer-hint">
-          <kbd>Enter</kbd> to send · <kbd>Shift</kbd>+<kbd>Enter</kbd> for a new line · <kbd>Esc</kbd> stops an answer ·
-          answers can be wrong: check the sources
+          <kbd>Enter</kbd> to send · <kbd>Shift</kbd>+<kbd>Enter</kbd> new line · <kbd>Esc</kbd> stops · answers can be
+          wrong: check the sources
         </p>
         {controls}
       </div>
