@@ -130,3 +130,15 @@ def test_the_user_list_shows_more_on_request(open_browser: Any, server: Server) 
     users.get_by_role("link", name=f"{tag}-54@e2e.test").wait_for()
     assert users.locator("tbody tr").count() == 55
     assert page.get_by_role("button", name="Show 5 more").count() == 0
+
+
+@pytest.mark.parametrize("user_id", ["not-a-user", "00000000-0000-4000-8000-000000000000"])
+def test_a_link_to_no_user_says_so_in_words(open_browser: Any, server: Server, user_id: str) -> None:
+    admin_email = f"linker-{os.getpid()}-{user_id[:3]}@e2e.test"
+    admin_key = server.cli("users", "create", "--email", admin_email, "--admin").strip().splitlines()[-1]
+    browsing = open_browser()
+    browsing.sign_in_with_key(admin_key)
+    page = browsing.page
+    page.goto(f"/admin/users/{user_id}")
+    page.get_by_role("alert").filter(has_text="There is no such user.").wait_for()
+    assert "must be a UUID" not in page.locator("main").inner_text()
