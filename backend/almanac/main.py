@@ -22,7 +22,18 @@ from almanac.api.guards import HostRules, RequestGuard
 from almanac.api.rate_limits import LIMITED
 from almanac.api.responses import errors
 from almanac.api.routes import admin as admin_route
-from almanac.api.routes import auth, chat, conversations, credits, health, integrations, keys, me, tools
+from almanac.api.routes import (
+    auth,
+    chat,
+    conversations,
+    credits,
+    health,
+    integrations,
+    keys,
+    me,
+    server_config,
+    tools,
+)
 from almanac.api.routes import billing as billing_route
 from almanac.api.routes import discussions as discussions_route
 from almanac.api.routes import gateway as gateway_route
@@ -488,6 +499,7 @@ def create_app(settings: Settings, services: Services | None = None) -> FastAPI:
         health.router,
         auth.router,
         me.router,
+        server_config.router,
         keys.router,
         conversations.router,
         credits.router,

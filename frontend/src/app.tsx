@@ -1,20 +1,22 @@
 import { useCallback, useEffect, useMemo, useRef, useState } from "preact/hooks";
 import { api, ApiError, onUnauthorized } from "./api/client";
-import type { Conversation, Credits, User } from "./api/types";
+import type { Conversation, Credits, ServerConfig, Strategy, User } from "./api/types";
 import { ChatStore } from "./chat/store";
 import { ChatView } from "./components/ChatView";
 import type { MenuItem } from "./components/AccountMenu";
 import { ConfirmDialog } from "./components/ConfirmDialog";
-import { GithubDialog, githubAvailable } from "./components/GithubDialog";
+import { GithubDialog } from "./components/GithubDialog";
 import { Header } from "./components/Header";
 import { KeysDialog } from "./components/KeysDialog";
 import { OperationsPage, pageTitle } from "./components/OperationsPage";
 import { DiscussionsPage } from "./discussions/DiscussionsPage";
 import { SignIn } from "./components/SignIn";
 import { Sidebar } from "./components/Sidebar";
+import { AccountContext } from "./lib/account";
+import { nextRenewal } from "./lib/credits";
 import { clearDrafts } from "./lib/drafts";
 import { navigate, navigatePath, useRoute } from "./lib/router";
-import { KEY_REVOKED, resume, SESSION_ENDED, SIGNED_OUT, signedOut, type Auth } from "./lib/session";
+import { KEY_REVOKED, resume, sessionEndedNotice, SIGNED_OUT, signedOut, type Auth } from "./lib/session";
 import { takeSignInToken } from "./lib/signInLink";
 
 const PAGE = 100;
@@ -30,7 +32,7 @@ export function App({ signInToken }: AppProps) {
   authNow.current = auth;
 
   useEffect(() => {
-    onUnauthorized(() => setAuth((now) => (now.state === "signed_in" ? signedOut(SESSION_ENDED) : now)));
+    onUnauthorized((code) => setAuth((now) => (now.state === "signed_in" ? signedOut(sessionEndedNotice(code)) : now)));
     void resume(signInToken).then(setAuth);
     // A sign-in link opened in this tab later (pasted into the address bar) only changes the hash.
     const onHash = () => {
@@ -76,7 +78,9 @@ function Shell({ user, onSignedOut }: { user: User; onSignedOut: (notice: string
   const [drawer, setDrawer] = useState(false);
   const [deleting, setDeleting] = useState<Conversation | null>(null);
   const [dialog, setDialog] = useState<"keys" | "github" | null>(null);
-  const [github, setGithub] = useState(false);
+  const [config, setConfig] = useState<ServerConfig | null>(null);
+  const [github, setGithub] = useState(true); // hidden if the GitHub route turns out to be missing
+  const [newStrategy, setNewStrategy] = useState<Strategy | null>(null); // a new chat's choice
   const accountButton = useRef<HTMLButtonElement>(null);
   const currentKey = useRef<string>("");
 
@@ -125,14 +129,33 @@ function Shell({ user, onSignedOut }: { user: User; onSignedOut: (notice: string
   // Leaving the shell (signed out, session ended): no stream keeps running for it.
   useEffect(() => () => store.abortAll(), [store]);
 
-  // The GitHub token entry shows only where the server has the route.
+  // What the server offers (offline model, payments, GitHub tools, strategies).
   useEffect(() => {
-    void githubAvailable().then(setGithub);
+    api.config().then(setConfig, () => setConfig(null));
   }, []);
+
+  // Credits come back (a new UTC day, an operator's grant): look again when the tab is seen again,
+  // and when the allowance renews.
+  useEffect(() => {
+    const look = () => document.visibilityState === "visible" && void refreshCredits();
+    window.addEventListener("focus", look);
+    document.addEventListener("visibilitychange", look);
+    return () => {
+      window.removeEventListener("focus", look);
+      document.removeEventListener("visibilitychange", look);
+    };
+  }, [refreshCredits]);
+  useEffect(() => {
+    if (!credits) return;
+    const wait = nextRenewal(credits, new Date()).at.getTime() - Date.now() + 5_000;
+    if (wait > 2 ** 31 - 1) return;
+    const timer = window.setTimeout(() => void refreshCredits(), Math.max(1_000, wait));
+    return () => window.clearTimeout(timer);
+  }, [credits?.period, refreshCredits]);
 
   const accountItems: MenuItem[] = [
     { label: "API keys", onSelect: () => setDialog("keys") },
-    ...(github ? [{ label: "GitHub token", onSelect: () => setDialog("github") }] : []),
+    ...(github && config?.github_tools ? [{ label: "GitHub token", onSelect: () => setDialog("github") }] : []),
     { label: "Billing", onSelect: () => navigatePath("/billing") },
     { label: "Usage", onSelect: () => navigatePath("/usage") },
     ...(user.role === "admin" ? [{ label: "Admin", onSelect: () => navigatePath("/admin") }] : []),
@@ -156,7 +179,10 @@ function Shell({ user, onSignedOut }: { user: User; onSignedOut: (notice: string
   function newChat() {
     const fresh = store.get(newKey);
     // Reuse the blank new chat; start another when the current one has begun.
-    if (store.resolve(newKey) !== newKey || fresh.turns.length > 0) setNewKey(`new:${Date.now().toString(36)}`);
+    if (store.resolve(newKey) !== newKey || fresh.turns.length > 0) {
+      setNewKey(`new:${Date.now().toString(36)}`);
+      setNewStrategy(null);
+    }
     navigate(null);
     setDrawer(false);
   }
@@ -181,9 +207,30 @@ function Shell({ user, onSignedOut }: { user: User; onSignedOut: (notice: string
       await api.remove(target.id);
       store.forget(target.id);
       setConversations((list) => list?.filter((c) => c.id !== target.id) ?? null);
+      setTotal((count) => Math.max(0, count - 1));
       if (store.resolve(key) === target.id) navigate(null, true);
+      void refreshList(); // the list and its count as the server has them now
     } catch (error) {
       setListError(error instanceof ApiError ? error.message : "Deleting failed.");
+    }
+  }
+
+  /** How the open conversation is answered: its own choice, else the user's, else the server's. */
+  const conversationId = store.resolve(key);
+  const fresh = conversationId.startsWith("new:");
+  const strategy: Strategy =
+    (fresh ? newStrategy : current?.strategy) ?? user.default_strategy ?? config?.strategies.default ?? "direct";
+
+  async function changeStrategy(next: Strategy) {
+    if (fresh) {
+      setNewStrategy(next);
+      return;
+    }
+    try {
+      const updated = await api.setStrategy(conversationId, next);
+      setConversations((list) => list?.map((c) => (c.id === updated.id ? updated : c)) ?? null);
+    } catch (error) {
+      setListError(error instanceof ApiError ? error.message : "The strategy could not be changed.");
     }
   }
 
@@ -219,6 +266,7 @@ function Shell({ user, onSignedOut }: { user: User; onSignedOut: (notice: string
   }, [drawer]);
 
   return (
+    <AccountContext.Provider value={{ credits, config }}>
     <div class="shell">
       <a class="skip-link" href="#composer-input">
         Skip to the message box
@@ -263,7 +311,7 @@ function Shell({ user, onSignedOut }: { user: User; onSignedOut: (notice: string
         ) : route.page ? (
           <OperationsPage route={route} user={user} credits={credits} refreshCredits={refreshCredits} />
         ) : (
-          <ChatView store={store} storeKey={key} credits={credits} />
+          <ChatView store={store} storeKey={key} strategy={strategy} onStrategy={(next) => void changeStrategy(next)} />
         )}
       </div>
       <ConfirmDialog
@@ -290,5 +338,6 @@ function Shell({ user, onSignedOut }: { user: User; onSignedOut: (notice: string
         />
       )}
     </div>
+    </AccountContext.Provider>
   );
 }

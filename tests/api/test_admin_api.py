@@ -122,14 +122,27 @@ async def test_disabling_a_user_stops_their_keys_and_sessions_at_once(office: Of
             f"/api/admin/users/{office.user_id}/status", json={"disabled": True, "reason": "chargeback"}
         )
         assert disabled.json()["disabled"] is True
-        assert (await office.user.get("/api/me")).status_code == 401
-        assert (await browser.get("/api/me")).status_code == 401
-        assert (await office.user.post("/api/chat", json={"message": "hello"})).status_code == 401
+        for refused in (
+            await office.user.get("/api/me"),
+            await browser.get("/api/me"),
+            await office.user.post("/api/chat", json={"message": "hello"}),
+            await office.user.post("/api/auth/session", json={"api_key": office.user_key}),
+        ):
+            # Refused, and told why: the key (or the session) is fine, its owner is disabled.
+            assert (refused.status_code, refused.json()["error"]["code"]) == (401, "account_disabled")
+            assert "disabled" in refused.json()["error"]["message"]
         assert (await office.user.post("/v1/messages", json=gateway_call)).status_code == 401  # the cache forgot it
         enabled = await office.admin.put(f"/api/admin/users/{office.user_id}/status", json={"disabled": False})
         assert enabled.json()["disabled"] is False
         assert (await office.user.get("/api/me")).status_code == 200  # the key works again…
-        assert (await browser.get("/api/me")).status_code == 401  # …the ended session does not
+        ended = await browser.get("/api/me")  # …the session from before does not come back
+        assert (ended.status_code, ended.json()["error"]["code"]) == (401, "unauthorized")
+
+
+async def test_a_wrong_key_is_not_called_disabled(office: Office) -> None:
+    async with api_client(office.services, office.settings, "alm_" + "x" * 40) as stranger:
+        refused = await stranger.get("/api/me")
+    assert (refused.status_code, refused.json()["error"]["code"]) == (401, "unauthorized")
 
 
 async def test_admins_cannot_lock_themselves_out(office: Office) -> None:

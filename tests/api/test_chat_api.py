@@ -7,6 +7,7 @@ import httpx
 import pytest
 from tests.support import api_client, make_user
 
+from almanac.billing.ledger import ChargeContext
 from almanac.llm.base import ModelUnavailable
 from almanac.llm.fake import ScriptedModel, reply
 
@@ -46,7 +47,11 @@ async def test_a_chat_returns_the_answer_ids_and_credits(client: httpx.AsyncClie
     }
     assert "offline model" in body["response"]
     assert (body["message_id"], body["summary_id"], body["query_id"]) == ("q1-r", "q1-r-sum", "q1")
-    assert (body["tools_used"], body["credits_used"], body["credits_remaining"]) == ([], 5, 45)
+    # The offline model says it cannot answer this: an answer that carries nothing is free.
+    assert (body["tools_used"], body["credits_used"], body["credits_remaining"]) == ([], 0, 50)
+    assert body["stop_reason"] == "declined"
+    tour = (await client.post("/api/chat", json={"message": "Give me a detailed tour of Almanac"})).json()
+    assert (tour["stop_reason"], tour["credits_used"], tour["credits_remaining"]) == ("end_turn", 5, 45)
 
 
 async def test_asking_for_the_full_text_from_earlier_retrieves_it(client: httpx.AsyncClient) -> None:
@@ -126,12 +131,26 @@ async def test_an_unknown_conversation_is_a_404(client: httpx.AsyncClient) -> No
 
 async def test_running_out_of_credits_is_a_402_with_what_to_do(client: httpx.AsyncClient) -> None:
     for _ in range(10):
-        assert (await client.post("/api/chat", json={"message": "spend"})).status_code == 200
+        assert (await client.post("/api/chat", json={"message": "a detailed tour"})).status_code == 200
     response = await client.post("/api/chat", json={"message": "one more"})
     assert response.status_code == 402
     body = response.json()
     assert (body["balance"], body["needed"]) == (0, 5)
-    assert "Pro" in body["how_to_get_more"] and body["error"]["code"] == "insufficient_credits"
+    assert body["error"]["code"] == "insufficient_credits" and body["error"]["payments_enabled"] is False
+    # This server takes no payments: no offer to buy, but who grants credits, and when they renew.
+    advice = body["how_to_get_more"]
+    assert "00:00 UTC" in advice and "does not take payments" in advice and "operator" in advice
+    assert "Pro" not in advice and "$" not in advice
+
+
+async def test_with_payments_the_402_offers_to_buy(database_url: str, build: Any) -> None:
+    stripe = {"stripe_secret_key": "sk_test_x", "stripe_webhook_secret": "whsec_x"}
+    services, settings = build(database_url, **stripe, stripe_price_pro="price_p", stripe_price_pack="price_k")
+    user = await make_user(services)
+    await services.credits.debit(user_id=user.user.id, amount=48, context=ChargeContext("test"))
+    async with api_client(services, settings, user.api_key) as http:
+        body = (await http.post("/api/chat", json={"message": "one more"})).json()
+    assert body["error"]["payments_enabled"] is True and "Upgrade to Pro" in body["how_to_get_more"]
 
 
 async def test_a_model_failure_before_any_output_is_a_502_and_refunded(database_url: str, build: Any) -> None:

@@ -102,7 +102,7 @@ async def test_credits_show_buckets_plan_and_recent_entries(setup: tuple[Service
     services, alice, _ = setup
     user = await services.accounts.by_email("alice@example.com")
     await services.credits.grant_pack(user_id=user.id, amount=500, reason="pack purchase")
-    await alice.post("/api/chat", json={"message": "hi"})
+    await alice.post("/api/chat", json={"message": "a detailed tour, please"})  # an answer: 5 credits
     body = (await alice.get("/api/credits")).json()
     assert (body["plan"], body["balance"], body["buckets"]) == ("free", 545, {"daily": 45, "pack": 500})
     assert (body["daily_allowance"], body["left_today"], body["monthly_cap"]) == (50, 45, None)
@@ -130,7 +130,7 @@ async def test_everything_is_still_there_after_a_restart(database_url: str, buil
     services, settings = build(database_url)
     user = await make_user(services)
     async with api_client(services, settings, user.api_key) as http:
-        cid = (await http.post("/api/chat", json={"message": "remember me"})).json()["conversation_id"]
+        cid = (await http.post("/api/chat", json={"message": "remember me: a detailed tour"})).json()["conversation_id"]
     await services.database.dispose()
     restarted, settings = build(database_url)
     async with api_client(restarted, settings, user.api_key) as http:

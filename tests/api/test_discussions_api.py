@@ -1,7 +1,8 @@
 """Discussions over the API, on SQLite and PostgreSQL: two models take turns toward a goal, streamed
 as SSE with the speaker on every event, stored (list, read, delete; others' are 404), billed per turn
-and per tool call, refused with 402 before anything starts, stopped with a clear event when the
-credits run out, and refused with 422 naming the field for bad input."""
+and per tool call (a turn whose speaker declines to answer is free), refused with 402 before
+anything starts, stopped with a clear event when the credits run out, and refused with 422 naming
+the field for bad input."""
 
 import json
 from collections.abc import Mapping
@@ -22,6 +23,11 @@ STREAM = {"Accept": "text/event-stream"}
 EPOCH = datetime(2000, 1, 1, tzinfo=UTC)
 GOAL = "Agree on how to cancel asyncio tasks safely"
 TWO_OFFLINE = [{"model": "offline", "role": "asks questions", "name": "Ada"}, {"model": "offline", "role": "answers"}]
+# Offline speakers whose role asks for a long tour: the offline model gives one (an answer, so charged).
+TWO_TOURING = [
+    {"model": "offline", "role": "gives a detailed tour"},
+    {"model": "offline", "role": "a detailed tour, too"},
+]
 
 
 class Clock:
@@ -80,19 +86,22 @@ async def test_two_offline_models_hold_a_discussion_streamed_and_stored(database
             "done",
             "completed",
             3,
-            15,
+            0,
         )
-        assert [e["credits_used"] for e in ends] == [5, 5, 5] and end["credits_remaining"] == 35
+        # Each offline speaker says it cannot answer: a turn that carries nothing is free.
+        assert [(e["credits_used"], e["stop_reason"]) for e in ends] == [(0, "declined")] * 3
+        assert end["credits_remaining"] == 50
 
         listed = (await http.get("/api/discussions")).json()
         assert listed["count"] == 1 and listed["data"][0]["id"] == end["discussion_id"]
         detail = (await http.get(f"/api/discussions/{end['discussion_id']}")).json()
-        assert (detail["status"], detail["turns_done"], detail["credits_used"], detail["goal"]) == ("done", 3, 15, GOAL)
+        assert (detail["status"], detail["turns_done"], detail["credits_used"], detail["goal"]) == ("done", 3, 0, GOAL)
         assert [p["name"] for p in detail["participants"]] == ["Ada", "Participant 2"]
         messages = [(i["id"], i["turn"], i["speaker"], i["model"]) for i in detail["items"]]
         assert messages == [("q1-r", 1, 0, "offline"), ("q2-r", 2, 1, "offline"), ("q3-r", 3, 0, "offline")]
         assert detail["items"][1]["content"] == ends[1]["response"]
-    assert await balance(services, user.user.id) == 35
+        assert all(item["credits"] == 0 for item in detail["items"])
+    assert await balance(services, user.user.id) == 50
 
 
 async def test_the_json_form_returns_the_stored_discussion(database_url: str, build: Any) -> None:
@@ -179,7 +188,7 @@ async def test_running_out_of_credits_stops_the_discussion_with_a_clear_event(da
     assert await credits.debit(user_id=user.user.id, amount=38, context=ChargeContext("test")) is not None  # 12 left
     async with api_client(services, settings, user.api_key) as http:
         response = await http.post(
-            "/api/discussions", json={"goal": GOAL, "turns": 4, "participants": TWO_OFFLINE}, headers=STREAM
+            "/api/discussions", json={"goal": GOAL, "turns": 4, "participants": TWO_TOURING}, headers=STREAM
         )
         events = sse_events(response.text)
         [error] = [d for n, d in events if n == "error"]

@@ -40,7 +40,7 @@ async def test_a_chunked_body_over_the_limit_is_a_413_through_a_real_server(sqli
         declared = post("/api/chat", user.api_key, f"Content-Length: {len(body)}\r\n")
         status, _, answer = raw_request(address, declared, body)
         assert status == 413 and json.loads(answer)["error"]["code"] == "body_too_large"
-        small = b'{"message": "hello"}'
+        small = b'{"message": "a detailed tour"}'
         status, _, answer = raw_request(
             address, post("/api/chat", user.api_key, "Transfer-Encoding: chunked\r\n"), chunked(small[:7], small[7:])
         )

@@ -39,6 +39,44 @@ async def test_boost_works_on_the_embedded_defaults(database_url: str, build: An
     assert answer.status_code == 200 and answer.json()["error"] is None and answer.json()["response"]
 
 
+async def test_a_conversation_keeps_its_own_strategy(database_url: str, build: Any) -> None:
+    """Request > conversation > user's default > server's: a conversation started with a strategy
+    keeps it; PATCH /api/conversations/{id} changes it (null: back to the default)."""
+    planner = ScriptedModel([reply("SUMMARY:\nfrom the planner")] * 3, name="planner")
+    services, settings = build(database_url, model=ScriptedModel([reply("from the chat model")] * 4))
+    services.chat.strategies = Strategies(planner=planner)
+    user = await make_user(services)
+    async with api_client(services, settings, user.api_key) as http:
+        started = (await http.post("/api/chat", json={"message": "hi", "strategy": "boost"})).json()
+        conversation = started["conversation_id"]
+        assert started["response"] == "from the planner"
+        shown = (await http.get(f"/api/conversations/{conversation}")).json()
+        assert shown["strategy"] == "boost"
+        again = (await http.post("/api/chat", json={"message": "hi", "conversation_id": conversation})).json()
+        assert again["response"] == "from the planner"  # the conversation's strategy, not the default
+        once = {"message": "hi", "conversation_id": conversation, "strategy": "direct"}
+        assert (await http.post("/api/chat", json=once)).json()["response"] == "from the chat model"
+        assert (await http.get(f"/api/conversations/{conversation}")).json()["strategy"] == "boost"  # unchanged
+
+        changed = await http.patch(f"/api/conversations/{conversation}", json={"strategy": "direct"})
+        assert changed.status_code == 200 and changed.json()["strategy"] == "direct"
+        assert changed.json()["title"] == shown["title"]  # only what was sent changes
+        after = (await http.post("/api/chat", json={"message": "hi", "conversation_id": conversation})).json()
+        assert after["response"] == "from the chat model"
+        await http.patch("/api/me", json={"default_strategy": "boost"})
+        cleared = await http.patch(f"/api/conversations/{conversation}", json={"strategy": None})
+        assert cleared.json()["strategy"] is None
+        default = (await http.post("/api/chat", json={"message": "hi", "conversation_id": conversation})).json()
+        assert default["response"] == "from the planner"  # the user's default again
+        listed = (await http.get("/api/conversations")).json()["data"]
+        assert [c["strategy"] for c in listed] == [None]
+
+        for bad, field in (({"strategy": "sideways"}, "strategy"), ({}, "body"), ({"title": None}, "title")):
+            refused = await http.patch(f"/api/conversations/{conversation}", json=bad)
+            assert (refused.status_code, refused.json()["error"]["field"]) == (422, field), bad
+    assert len(planner.requests) == 3
+
+
 async def test_a_boost_summary_with_markdown_headings_is_answered_and_stored_whole(
     database_url: str, build: Any
 ) -> None:

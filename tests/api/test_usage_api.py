@@ -35,7 +35,8 @@ async def test_a_users_usage_by_day_tool_model_and_query(database_url: str, buil
             )
         ).json()
         assert second["tools_used"] == ["retrieve_full_context"] and second["credits_used"] == 7
-        assert (await other_client.post("/api/chat", json={"message": "hello there"})).status_code == 200
+        tour = {"message": "a detailed tour, please"}  # an answer the offline model gives (so it is charged)
+        assert (await other_client.post("/api/chat", json=tour)).status_code == 200
         # Each chat query's finish step recorded its model's tokens once; a second record is refused.
         assert not await record_query_usage(
             services.database,
@@ -68,15 +69,16 @@ async def test_a_users_usage_by_day_tool_model_and_query(database_url: str, buil
         assert (
             usage["to"] == _today() and usage["from"] == (date.fromisoformat(_today()) - timedelta(days=29)).isoformat()
         )
-        assert len(usage["days"]) == 30 and usage["credits"] == 12
-        assert usage["days"][-1] == {"day": _today(), "credits": 12, "daily": 12, "pack": 0}
+        # The first question's lookup failed (no index here), so its answer carried nothing: free.
+        assert len(usage["days"]) == 30 and usage["credits"] == 7
+        assert usage["days"][-1] == {"day": _today(), "credits": 7, "daily": 7, "pack": 0}
         assert {(i["kind"], i["name"], i["calls"], i["credits"]) for i in usage["items"]} == {
-            ("question", None, 2, 10),
+            ("question", None, 2, 5),
             ("tool", "retrieve_full_context", 1, 2),
             ("tool", "retrieve_documentation", 1, 0),  # it found nothing: refunded, the call still shows
         }
         top = usage["top_queries"]
-        assert [(q["query_id"], q["credits"]) for q in top] == [("q2", 7), ("q1", 5)]
+        assert [(q["query_id"], q["credits"]) for q in top] == [("q2", 7)]
         assert top[0]["question"] == "show me the full answer from earlier" and top[0]["title"]
         models = {(m["source"], m["model"]): m for m in usage["models"]}
         chat = models[("chat", "almanac-offline")]
@@ -93,9 +95,9 @@ async def test_a_users_usage_by_day_tool_model_and_query(database_url: str, buil
         assert [(m["model"], m["calls"]) for m in theirs["models"]] == [("almanac-offline", 1)]
 
         everyone = (await admin.get("/api/admin/usage")).json()
-        assert everyone["credits"] == 17
+        assert everyone["credits"] == 12
         assert [(u["email"], u["credits"]) for u in everyone["top_users"]] == [
-            ("asker@example.com", 12),
+            ("asker@example.com", 7),
             ("other@example.com", 5),
         ]
         assert {q["email"] for q in everyone["top_queries"]} == {"asker@example.com", "other@example.com"}
@@ -116,8 +118,34 @@ async def test_refunds_net_out_and_deleted_conversations_still_count(database_ur
         usage = (await client.get("/api/usage")).json()
         assert usage["credits"] == spent == (await client.get("/api/credits")).json()["used_this_month"]
         assert sum(item["credits"] for item in usage["items"]) == spent
-        assert ("tool", None) in {(item["kind"], item["name"]) for item in usage["items"]}  # names went with it
+        named = {(item["kind"], item["name"]) for item in usage["items"]}
+        assert ("tool", "retrieve_full_context") in named and ("tool", None) not in named  # tools keep their names
         assert all(q["title"] is None and q["question"] is None for q in usage["top_queries"])
+        assert {q["kind"] for q in usage["top_queries"]} == {"chat"}
+
+
+async def test_discussion_turns_are_named_as_such_before_and_after_deletion(database_url: str, build: Any) -> None:
+    services, settings = build(database_url)
+    asker = await make_user(services)
+    touring = [{"model": "offline", "role": "gives a detailed tour"}, {"model": "offline", "role": "a detailed tour"}]
+    async with api_client(services, settings, asker.api_key) as client:
+        held = (
+            await client.post("/api/discussions", json={"goal": "Tour Almanac", "turns": 2, "participants": touring})
+        ).json()
+        assert held["credits_used"] == 10
+        usage = (await client.get("/api/usage")).json()
+        assert {(i["kind"], i["name"], i["calls"], i["credits"]) for i in usage["items"]} == {
+            ("discussion", None, 2, 10)
+        }
+        top = usage["top_queries"]
+        assert [(q["kind"], q["conversation_id"], q["query_id"]) for q in top] == [
+            ("discussion", held["id"], "q2"),
+            ("discussion", held["id"], "q1"),
+        ]
+        assert all(q["title"] == held["title"] for q in top)
+        assert (await client.delete(f"/api/discussions/{held['id']}")).status_code == 204
+        gone = (await client.get("/api/usage")).json()["top_queries"]
+        assert [(q["kind"], q["title"]) for q in gone] == [("discussion", None)] * 2
 
 
 async def test_ranges_are_forgiving_but_days_must_be_days(database_url: str, build: Any) -> None:

@@ -1,5 +1,6 @@
-"""The Admin page: find a user, grant credits with a reason, change the plan, disable them — each
-in the ledger and audit log, and the disabled user's key stops working at once."""
+"""The Admin page: find a user, grant credits with a reason, change the plan, disable them (after a
+confirmation) — each in the ledger and audit log; the disabled user's key stops working at once,
+and their browser says their account is disabled."""
 
 from __future__ import annotations
 
@@ -52,9 +53,32 @@ def test_an_administrator_manages_a_user(open_browser: Any, server: Server) -> N
     page.get_by_test_id("admin-message").filter(has_text="Plan: Pro").wait_for()
     assert server.api("GET", "/api/me", key).json()["plan"] == "pro"
 
+    # The user is signed in elsewhere meanwhile.
+    theirs = open_browser()
+    theirs.sign_in_with_key(key)
+
+    # Disabling asks first (like deleting a chat); Cancel changes nothing.
     page.get_by_role("button", name="Disable user").click()
+    confirm = page.get_by_role("dialog", name=f"Disable {email}?")
+    confirm.wait_for()
+    browsing.shot("32b-admin-disable-confirm")
+    confirm.get_by_role("button", name="Cancel").click()
+    assert server.api("GET", "/api/me", key).status_code == 200
+    page.get_by_role("button", name="Disable user").click()
+    confirm.get_by_role("button", name="Disable user").click()
     page.get_by_test_id("admin-message").filter(has_text="Disabled").wait_for()
-    assert server.api("GET", "/api/me", key).status_code == 401
+    refused = server.api("GET", "/api/me", key)
+    assert (refused.status_code, refused.json()["error"]["code"]) == (401, "account_disabled")
+
+    # Their browser is sent to the sign-in page, which says why; signing in again says so too.
+    theirs.page.reload()
+    notice = theirs.page.get_by_role("status").filter(has_text="Your account is disabled")
+    notice.wait_for()
+    theirs.page.get_by_label("API key").fill(key)
+    theirs.page.get_by_role("button", name="Sign in", exact=True).click()
+    theirs.page.get_by_role("alert").filter(has_text="Your account is disabled").wait_for()
+    assert_accessible(theirs.page, "the sign-in page of a disabled user")
+    theirs.shot("33-disabled-user-sign-in")
     audit = page.get_by_test_id("audit-log")
     audit.get_by_text("disable user").wait_for()
     actions = audit.locator("tbody tr td:nth-child(3)").all_inner_texts()
@@ -111,3 +135,15 @@ def test_the_user_list_shows_more_on_request(open_browser: Any, server: Server) 
     shown = [link.inner_text() for link in users.get_by_role("link").all()]
     assert len(shown) == 55 and set(shown) == {f"{tag}-{n:02d}@e2e.test" for n in range(55)}
     assert first_page < set(shown)
+
+
+@pytest.mark.parametrize("user_id", ["not-a-user", "00000000-0000-4000-8000-000000000000"])
+def test_a_link_to_no_user_says_so_in_words(open_browser: Any, server: Server, user_id: str) -> None:
+    admin_email = f"linker-{os.getpid()}-{user_id[:3]}@e2e.test"
+    admin_key = server.cli("users", "create", "--email", admin_email, "--admin").strip().splitlines()[-1]
+    browsing = open_browser()
+    browsing.sign_in_with_key(admin_key)
+    page = browsing.page
+    page.goto(f"/admin/users/{user_id}")
+    page.get_by_role("alert").filter(has_text="There is no such user.").wait_for()
+    assert "must be a UUID" not in page.locator("main").inner_text()

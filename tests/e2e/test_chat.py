@@ -19,8 +19,8 @@ from tests.e2e.pages import (
 )
 
 pytestmark = pytest.mark.e2e
-# Worded so the offline model neither looks up documentation nor writes its long answer: the
-# query costs exactly the base price.
+# Worded so the offline model neither looks up documentation nor writes its long answer: it says it
+# cannot answer, and that costs nothing.
 QUESTION = "What is structured concurrency in Trio?"
 
 
@@ -45,8 +45,10 @@ def test_answer_streams_tool_card_expands_to_full_text_credits_drop_and_reload_f
     final = len(first.locator("[data-testid=answer]").text_content() or "")
     assert 0 < partial < final
     assert "offline model" in first.locator("[data-testid=answer]").inner_text()
-    assert answer_cost(first) == 5
-    wait_balance(page, 45)
+    assert answer_cost(first) == 0  # an answer that carries nothing is free…
+    assert "Not charged" in first.get_by_test_id("not-charged").inner_text()  # …and says so
+    assert first.locator(".answer-model").inner_text() == "almanac-offline"
+    wait_balance(page, 50)
     assert re.search(r"/c/[0-9a-f-]{36}$", page.url)
     conversation_id = page.url.rsplit("/", 1)[1]
 
@@ -61,8 +63,8 @@ def test_answer_streams_tool_card_expands_to_full_text_credits_drop_and_reload_f
     assert "q2-t1" in head.inner_text() and "Done" in head.inner_text() and "2 credits" in head.inner_text()
     assert re.search(r"\d+ ms", head.inner_text())
     assert answer_cost(second) == 7
-    wait_balance(page, 38)
-    assert server.api("GET", "/api/credits", key).json()["balance"] == 38
+    wait_balance(page, 43)
+    assert server.api("GET", "/api/credits", key).json()["balance"] == 43
 
     # Expanded, the card shows its input and summary; "Show full text" fetches the item by ID.
     head.click()
@@ -95,9 +97,11 @@ def test_answer_streams_tool_card_expands_to_full_text_credits_drop_and_reload_f
     current = page.locator(".conv-link[aria-current=page]")
     assert current.inner_text().startswith(QUESTION[:20])
     assert page.locator(".topbar-title").inner_text() == QUESTION
-    assert answer_cost(turn(page, 0)) == 5 and answer_cost(turn(page, 1)) == 7
+    assert answer_cost(turn(page, 0)) == 0 and answer_cost(turn(page, 1)) == 7
     assert "q2-t1" in turn(page, 1).locator(".tool-card").inner_text()
-    wait_balance(page, 38)
+    # A reloaded answer still names the model that wrote it.
+    assert turn(page, 1).locator(".answer-model").inner_text() == "almanac-offline"
+    wait_balance(page, 43)
 
     # From a fresh start, the list leads to it.
     page.goto("/")
@@ -123,6 +127,7 @@ def test_stop_cancels_a_long_answer_on_the_server(open_browser: Any, server: Ser
     page.locator("article.turn[data-status=stopped]").wait_for()
     page.get_by_role("button", name="Send message").wait_for()
     assert answer.inner_text().strip().endswith(STOPPED_NOTE)
+    assert page.evaluate("document.activeElement.id") == "composer-input"  # ready for the next message
 
     # The server stored the partial answer with the note; the query cost its base price only.
     conversation_id = poll(lambda: page.url.rsplit("/c/", 1)[1] if "/c/" in page.url else None)
@@ -182,3 +187,41 @@ def test_enter_sends_shift_enter_adds_a_line_and_drafts_stay_per_conversation(
     page.reload()
     wait_answered(page, 0)
     assert box.input_value() == "a draft for this conversation"
+
+
+def test_escape_stops_an_answer_and_the_keyboard_stays_in_the_message_box(open_browser: Any, server: Server) -> None:
+    _, key = server.new_user()
+    browsing = open_browser()
+    browsing.sign_in_with_key(key)
+    page = browsing.page
+    box = page.locator("#composer-input")
+
+    # A suggestion picked with the keyboard lands in the message box, with the focus.
+    suggestion = page.locator(".suggestion").last
+    suggestion.focus()
+    page.keyboard.press("Enter")
+    assert page.evaluate("document.activeElement.id") == "composer-input"
+    assert box.input_value() == suggestion.inner_text()
+
+    box.fill("Give me a detailed tour of how Almanac works")
+    page.keyboard.press("Enter")
+    page.wait_for_function(
+        "() => (document.querySelector('[data-testid=answer]')?.textContent.length ?? 0) > 200", timeout=15_000
+    )
+    page.keyboard.press("Escape")  # the focus is still in the message box
+    page.locator("article.turn[data-status=stopped]").wait_for()
+    assert turn(page, 0).locator("[data-testid=answer]").inner_text().strip().endswith(STOPPED_NOTE)
+    assert page.evaluate("document.activeElement.id") == "composer-input"
+
+    # From anywhere in the conversation (here: nothing focused), Escape stops too.
+    page.get_by_role("button", name="New chat").click()
+    page.locator(".welcome").wait_for()
+    box.fill("Another detailed tour, please")
+    page.keyboard.press("Enter")
+    page.wait_for_function(
+        "() => (document.querySelector('[data-testid=answer]')?.textContent.length ?? 0) > 200", timeout=15_000
+    )
+    page.evaluate("document.activeElement.blur()")
+    page.keyboard.press("Escape")
+    page.locator("article.turn[data-status=stopped]").wait_for()
+    assert page.evaluate("document.activeElement.id") == "composer-input"

@@ -46,9 +46,31 @@ def test_rename_and_delete_with_confirmation(open_browser: Any, server: Server) 
     dialog.get_by_role("button", name="Cancel").click()
     assert titles.count() == 2
     page.get_by_role("button", name="Delete “Trio cancellation notes”").click()
-    dialog.get_by_role("button", name="Delete").click()
+    with page.expect_response(lambda r: "/api/conversations?limit=" in r.url):  # the list is fetched again
+        dialog.get_by_role("button", name="Delete").click()
     page.locator(".conv-title", has_text="Trio cancellation notes").wait_for(state="detached")
     assert titles.all_inner_texts() == ["Second topic"]
+    assert page.locator(".conv-more").count() == 0  # no phantom "Show older conversations"
     assert page.url.endswith("/")  # it was open: back to a new chat
     assert server.api("GET", f"/api/conversations/{older}", key).status_code == 404
     assert browsing.watch.dialogs == []
+
+
+@pytest.mark.parametrize(
+    ("path", "says"),
+    [
+        ("/c/not-a-uuid", "This conversation does not exist, or it was deleted."),
+        ("/c/00000000-0000-4000-8000-000000000000", "This conversation does not exist, or it was deleted."),
+        ("/discussions/nope", "This discussion does not exist, or it was deleted."),
+        ("/discussions/00000000-0000-4000-8000-000000000000", "This discussion does not exist, or it was deleted."),
+    ],
+)
+def test_a_deep_link_to_nothing_says_so_in_words(open_browser: Any, server: Server, path: str, says: str) -> None:
+    _, key = server.new_user()
+    browsing = open_browser()
+    browsing.sign_in_with_key(key)
+    page = browsing.page
+    page.goto(path)
+    page.get_by_role("alert").filter(has_text=says).wait_for()
+    text = page.locator("main").inner_text()
+    assert "must be a UUID" not in text and "conversation_id" not in text and "discussion_id" not in text

@@ -1,26 +1,64 @@
-"""The GitHub token dialog (account menu): not connected → a malformed token is refused on the field → saved and
-shown masked → removed after a confirmation. Skipped where the server has no /api/integrations/github."""
+"""The GitHub token dialog (account menu) is offered only where GitHub tools run with users' own
+tokens: on such a server, not connected → a malformed token is refused on the field → saved and
+shown masked → removed after a confirmation; on a server without them, there is no entry and the
+API refuses a token it would never use."""
 
 from __future__ import annotations
 
+import json
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
 from tests.e2e.a11y import assert_accessible
-from tests.e2e.conftest import Server
+from tests.e2e.conftest import Server, _open, running_server
+from tests.mcp_servers.harness import GITHUB_LIKE
 
 pytestmark = pytest.mark.e2e
 TOKEN = "ghp_" + "e2eTokenAbcdefghijklmnopqrstuvwxyz0123456789"[:36]
 
 
-def test_save_show_masked_and_remove_a_github_token(open_browser: Any, server: Server) -> None:
+@pytest.fixture(scope="module")
+def github_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    """A second `almanac serve` whose GitHub tools (a GitHub-like MCP server over stdio) run with
+    each user's own token."""
+    folder = tmp_path_factory.mktemp("e2e-github")
+    config = folder / "servers.json"
+    github = {
+        "command": "${PYTHON}",
+        "args": [str(GITHUB_LIKE)],
+        "env": {"GITHUB_PERSONAL_ACCESS_TOKEN": "${GITHUB_PERSONAL_ACCESS_TOKEN}"},
+        "user_token": {"integration": "github", "env": "GITHUB_PERSONAL_ACCESS_TOKEN"},
+        "billing": "github",
+    }
+    config.write_text(json.dumps({"mcpServers": {"github": github}}))
+    with running_server(
+        folder, MCP_CONFIG=str(config), GITHUB_PERSONAL_ACCESS_TOKEN="ghp_" + "0perat0r" * 5
+    ) as started:
+        yield started
+
+
+def test_without_github_tools_there_is_no_token_entry(open_browser: Any, server: Server) -> None:
     email, key = server.new_user()
-    if server.api("GET", "/api/integrations/github", key).status_code == 404:
-        pytest.skip("this server has no GitHub integration route (the menu entry is hidden)")
+    assert server.api("GET", "/api/config", key).json()["github_tools"] is False
+    refused = server.api("PUT", "/api/integrations/github", key, json={"token": TOKEN})
+    assert (refused.status_code, refused.json()["error"]["code"]) == (409, "github_unavailable")
     browsing = open_browser()
     browsing.sign_in_with_key(key)
     page = browsing.page
+    page.get_by_role("button", name=f"Account: {email}").click()
+    page.get_by_role("menuitem", name="API keys").wait_for()
+    assert page.get_by_role("menuitem", name="GitHub token").count() == 0
+
+
+def test_save_show_masked_and_remove_a_github_token(browser: Any, github_server: Server) -> None:
+    server = github_server
+    email, key = server.new_user()
+    assert server.api("GET", "/api/config", key).json()["github_tools"] is True
+    browsing = _open(browser, server, viewport={"width": 1280, "height": 820}, color_scheme="light")
+    page = browsing.page
+    browsing.sign_in_with_key(key)
 
     page.get_by_role("button", name=f"Account: {email}").click()
     page.get_by_role("menuitem", name="GitHub token").click()
@@ -58,3 +96,5 @@ def test_save_show_masked_and_remove_a_github_token(open_browser: Any, server: S
     confirm.get_by_role("button", name="Remove").click()
     status.filter(has_text="Not connected.").wait_for()
     assert server.api("GET", "/api/integrations/github", key).json()["connected"] is False
+    assert browsing.watch.page_errors == [] and browsing.watch.csp_violations == []
+    browsing.context.close()

@@ -56,6 +56,8 @@ async def authenticate(request: Request, services: Services) -> Identity:
         require_same_origin(request)
         identity = await services.accounts.session_identity(session)
         if identity is None:
+            if await services.accounts.is_disabled(session_token=session):
+                raise account_disabled()
             raise ApiError(401, "unauthorized", "the session has expired or was ended; sign in again")
         return identity
     if not authorization:
@@ -65,6 +67,8 @@ async def authenticate(request: Request, services: Services) -> Identity:
         raise ApiError(401, "unauthorized", "Authorization header must be 'Bearer <API key>'")
     identity = await services.accounts.identify(token.strip())
     if identity is None:
+        if await services.accounts.is_disabled(api_key=token.strip()):
+            raise account_disabled()
         raise ApiError(401, "unauthorized", "invalid or revoked API key")
     return identity
 
@@ -84,6 +88,13 @@ async def get_current_user(
         identity = await authenticate(request, services)
     request.state.api_key_id = identity.api_key_id
     return identity.user
+
+
+def account_disabled() -> ApiError:
+    """401 for a key or session whose owner an administrator disabled: the client is told why."""
+    return ApiError(
+        401, "account_disabled", "this account is disabled; ask the operator of this server to enable it again"
+    )
 
 
 def current_key_id(request: Request) -> str | None:

@@ -25,6 +25,7 @@ from starlette.routing import compile_path
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from almanac.api.schemas import PATTERN_MESSAGES
+from almanac.billing.plans import how_to_get_more
 from almanac.chat.errors import (
     ChatRefused,
     ConversationBusy,
@@ -67,9 +68,13 @@ class _AsciiJSONResponse(JSONResponse):
         return json.dumps(content, ensure_ascii=True, separators=(",", ":")).encode("ascii")
 
 
-def refusal_error(exc: ChatRefused) -> ApiError:
-    """The HTTP form of a chat refusal."""
+def refusal_error(exc: ChatRefused, *, payments_enabled: bool | None = None) -> ApiError:
+    """The HTTP form of a chat refusal. A 402 says what to do according to `payments_enabled`
+    (whether this server takes payments: buy more, or ask its operator)."""
     if isinstance(exc, InsufficientCredits):
+        advice = exc.how_to_get_more
+        if payments_enabled is not None:
+            advice = how_to_get_more(exc.plan, payments=payments_enabled)
         return ApiError(
             402,
             exc.code,
@@ -77,7 +82,8 @@ def refusal_error(exc: ChatRefused) -> ApiError:
             balance=exc.balance,
             needed=exc.needed,
             plan=exc.plan,
-            how_to_get_more=exc.how_to_get_more,
+            how_to_get_more=advice,
+            **({} if payments_enabled is None else {"payments_enabled": payments_enabled}),
         )
     if isinstance(exc, MessageTooLarge):
         return ApiError(413, exc.code, str(exc), field="message", limit=exc.limit, size=exc.size)
@@ -161,7 +167,9 @@ def install_error_handlers(app: FastAPI) -> None:
 
     @app.exception_handler(ChatRefused)
     async def _refused(request: Request, exc: ChatRefused) -> JSONResponse:
-        return await _api_error(request, refusal_error(exc))
+        billing = getattr(getattr(request.app.state, "services", None), "billing", None)
+        payments = billing is not None and billing.enabled
+        return await _api_error(request, refusal_error(exc, payments_enabled=payments))
 
     @app.exception_handler(RequestValidationError)
     async def _invalid(_: Request, exc: RequestValidationError) -> JSONResponse:

@@ -13,7 +13,7 @@ from datetime import datetime
 from typing import Annotated, Any, Literal
 
 from fastapi import Path, Query
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, create_model
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, create_model, model_validator
 
 UUID_PATTERN = r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"
 ITEM_ID_PATTERN = r"^q[1-9][0-9]{0,8}(-(t[1-9][0-9]{0,8}|r))?(-sum)?$"
@@ -68,7 +68,9 @@ class ChatCreate(BaseModel):
         None,
         description="How to answer: `direct` (the chat model with the tools), `boost` (a planner model guides "
         "it; `plan` events show the plan) or `collaborate` (a helper model is asked when the chat model is "
-        "stuck; `escalation` events). Omit for the user's default (PATCH /api/me), else the server's.",
+        "stuck; `escalation` events). Omit for the conversation's strategy (PATCH /api/conversations/{id}), else "
+        "the user's default (PATCH /api/me), else the server's. A new conversation keeps the strategy it was "
+        "started with.",
     )
 
 
@@ -120,7 +122,10 @@ class ChatPublic(BaseModel):
     credits_used: int
     credits_remaining: int
     turns: int
-    stop_reason: str
+    stop_reason: str = Field(
+        description="end_turn, turn_limit, error, cancelled, or `declined` / `refusal`: the model said it cannot "
+        "answer, and the question's base price was refunded."
+    )
     credit_limit: int = Field(0, description="Most credits this question could cost (MAX_QUERY_CREDITS; 0: none).")
     credit_limit_reached: bool = Field(False, description="Some tool call was not run because of that limit.")
     error: ErrorInfo | None = None
@@ -138,6 +143,10 @@ class ItemPublic(BaseModel):
     credits: int = 0
     duration_ms: int | None = None
     created_at: datetime | None = None
+    model: str | None = Field(None, description="A response's model (null for other items and older answers).")
+
+
+StrategyName = Literal["direct", "boost", "collaborate"]
 
 
 class ConversationPublic(BaseModel):
@@ -146,6 +155,11 @@ class ConversationPublic(BaseModel):
     query_count: int
     created_at: datetime
     updated_at: datetime
+    strategy: StrategyName | None = Field(
+        None,
+        description="How this conversation's questions are answered unless a request says otherwise; null: the "
+        "user's default (PATCH /api/me), else the server's.",
+    )
 
 
 class ConversationsPublic(BaseModel):
@@ -159,7 +173,27 @@ class ConversationDetail(ConversationPublic):
 
 
 class ConversationUpdate(BaseModel):
-    title: str = Field(min_length=1, max_length=200, pattern=NOT_BLANK_PATTERN, description="The new title.")
+    """What to change: the title, the strategy (null: back to the user's default), or both."""
+
+    model_config = ConfigDict(json_schema_extra={"minProperties": 1})
+
+    title: str = Field(  # type: ignore[assignment]
+        None,  # omitted: unchanged (null is refused: a conversation always has a title)
+        min_length=1,
+        max_length=200,
+        pattern=NOT_BLANK_PATTERN,
+        description="The new title.",
+    )
+    strategy: StrategyName | None = Field(
+        None,
+        description="How to answer this conversation's questions: direct, boost or collaborate; null: the default.",
+    )
+
+    @model_validator(mode="after")
+    def _changes_something(self) -> ConversationUpdate:
+        if not self.model_fields_set:
+            raise ValueError("nothing to change: send a title or a strategy")
+        return self
 
 
 class LedgerEntryPublic(BaseModel):
@@ -276,7 +310,8 @@ class ValidationErrorPublic(BaseModel):
 
 
 class InsufficientCreditsPublic(ErrorPublic):
-    """402: what the query needs, what is left and how to get more."""
+    """402: what the query needs, what is left and how to get more (`error.payments_enabled`: whether
+    this server sells plans and packs, or its operator grants credits)."""
 
     balance: int
     needed: int
@@ -303,6 +338,11 @@ class IntegrationPublic(BaseModel):
     updated_at: datetime | None = Field(description="When the token was connected or last replaced.")
     shared_token_available: bool = Field(
         description="The operator's token serves users who have none of their own (GITHUB_SHARED_TOKEN=true)."
+    )
+    available: bool = Field(
+        False,
+        description="This server runs GitHub tools with users' own tokens (its GitHub MCP server is configured and "
+        "started); when false, a token cannot be saved (409 `github_unavailable`).",
     )
 
 
@@ -356,10 +396,14 @@ class UsageDayPublic(BaseModel):
 
 
 class UsageItemPublic(BaseModel):
-    kind: Literal["tool", "question", "gateway"] = Field(
-        description="`tool`: calls of one tool; `question`: the base price of questions; `gateway`: /v1/messages."
+    kind: Literal["tool", "question", "discussion", "gateway"] = Field(
+        description="`tool`: calls of one tool; `question`: the base price of questions; `discussion`: the price of "
+        "discussion turns; `gateway`: /v1/messages."
     )
-    name: str | None = Field(description="The tool's name (null for tools of since deleted conversations).")
+    name: str | None = Field(
+        description="The tool's name (kept after its conversation is deleted; null only for calls paid before the "
+        "range began)."
+    )
     calls: int
     credits: int
 
@@ -389,8 +433,11 @@ class UsageQueryPublic(BaseModel):
     query_id: str
     day: str
     credits: int
-    title: str | None = Field(description="The conversation's title; null when it was deleted.")
+    title: str | None = Field(description="The conversation's (or discussion's) title; null when it was deleted.")
     question: str | None = Field(description="The question's first 200 characters, when still stored.")
+    kind: Literal["chat", "discussion"] = Field(
+        "chat", description="`chat`: a question of a conversation; `discussion`: a turn (`query_id` q3 is turn 3)."
+    )
 
 
 class UsageUserPublic(BaseModel):

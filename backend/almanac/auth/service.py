@@ -104,6 +104,18 @@ class AccountService:
                 await user_store.touch_key(session, key_id=key_id, now=now)
         return Identity(user, key_id)
 
+    async def is_disabled(self, *, api_key: str | None = None, session_token: str | None = None) -> bool:
+        """Whether a key (or an unexpired session) that identifies nobody belongs to a disabled user,
+        so the refusal can say why."""
+        async with self._db.session() as session:
+            if api_key is not None and looks_like_api_key(api_key):
+                return await user_store.key_of_disabled_user(session, key_hash=hash_api_key(api_key))
+            if session_token is not None and 20 <= len(session_token) <= 200:
+                return await user_store.session_of_disabled_user(
+                    session, token_hash=hash_api_key(session_token), now=self._clock()
+                )
+        return False
+
     async def authenticate(self, api_key: str) -> UserRecord | None:
         """The owner of an active key, or None."""
         identity = await self.identify(api_key)

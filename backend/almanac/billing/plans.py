@@ -75,8 +75,15 @@ def renewal(*, terms: PlanTerms, daily_balance: int, month_used: int, last_month
     )
 
 
-def how_to_get_more(plan: str) -> str:
-    """What a user out of credits can do, for error messages."""
+def how_to_get_more(plan: str, *, payments: bool = True) -> str:
+    """What a user out of credits can do, for error messages: wait for the allowance, and buy more
+    (`payments`: the server takes payments) or ask the server's operator (it does not)."""
+    if not payments:
+        allowance = "Your free allowance of 50 credits" if plan == Plan.FREE else "Your daily allowance"
+        return (
+            f"{allowance} renews at 00:00 UTC. This server does not take payments: ask its operator for more "
+            "credits or a plan change."
+        )
     if plan == Plan.FREE:
         return (
             "Your free allowance of 50 credits renews at 00:00 UTC. Upgrade to Pro ($19/month, "

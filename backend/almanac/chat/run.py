@@ -8,6 +8,9 @@ lease is enough and a conversation whose process died is free again within secon
 end (`message_end`) is sent, and the conversation released, as soon as the answer is complete;
 summaries still being written arrive afterwards as `summary` events (for at most `summary_wait_s`),
 and are stored whether anyone is still listening or not.
+
+An answer that carries nothing (stop reason `declined` or `refusal`: the model said it cannot
+answer) is stored and shown, but its base price is refunded, as for a query that produced nothing.
 """
 
 from __future__ import annotations
@@ -35,7 +38,7 @@ from almanac.chat.runtime import RunContext
 from almanac.chat.strategies import Strategy
 from almanac.chat.strategies.setup import AnswerLoop, boost_for, collaborate_for
 from almanac.chat.summaries import SummaryDone
-from almanac.chat.turn import TurnLoop
+from almanac.chat.turn import NO_ANSWER, TurnLoop
 from almanac.llm.base import ModelError
 from almanac.llm.messages import Usage
 from almanac.memory.context import QueryPrompt
@@ -106,6 +109,7 @@ class ChatRun:
         self._calls = 0
         self._estimated_calls = 0  # calls whose tokens the server did not report
         self._stopped: RunStopped | None = None
+        self._base_refunded = False  # the answer carried nothing: its base price went back
 
     def begin(self) -> None:
         """Start answering now. The run completes (and is stored and billed) even if nobody reads
@@ -296,6 +300,8 @@ class ChatRun:
         elif cancelled:
             response += "\n\n[Stopped: the answer was interrupted before it was complete.]"
             stop_reason = "cancelled"
+        elif stop_reason in NO_ANSWER:
+            await self._refund_base("refund: the answer carried nothing")
         await self._store_response(
             response, status="done" if stop_reason not in ("error", "cancelled") else "interrupted"
         )
@@ -355,8 +361,19 @@ class ChatRun:
 
     @property
     def credits_used(self) -> int:
-        """The base charge plus what the tool calls cost so far."""
-        return self.setup.base_charge.amount + self.hooks.tools.credits
+        """The base charge (unless it was refunded) plus what the tool calls cost so far."""
+        base = 0 if self._base_refunded else self.setup.base_charge.amount
+        return base + self.hooks.tools.credits
+
+    async def _refund_base(self, reason: str) -> None:
+        """Give the query's base price back (its tool calls keep their prices)."""
+        await self._context.credits.refund(
+            user_id=self.setup.user.id,
+            charge=self.setup.base_charge,
+            context=ChargeContext(reason, self.conversation_id, self.query_id),
+            key=refund_key(self.conversation_id, self.query_id, None),
+        )
+        self._base_refunded = True
 
     async def _store_response(self, response: str, *, status: str) -> None:
         context, number = self._context, self.setup.query_number
@@ -374,6 +391,7 @@ class ChatRun:
                     content=response,
                     status=status,
                     credits=self.credits_used,
+                    model=context.model.name,
                 ),
                 ItemRecord(
                     item_id=sum_id,
@@ -404,12 +422,7 @@ class ChatRun:
                 context=ChargeContext("refund: interrupted", self.conversation_id, self.query_id, item_id),
                 key=refund_key(self.conversation_id, self.query_id, item_id),
             )
-        await context.credits.refund(
-            user_id=setup.user.id,
-            charge=setup.base_charge,
-            context=ChargeContext("refund: the query produced nothing", self.conversation_id, self.query_id),
-            key=refund_key(self.conversation_id, self.query_id, None),
-        )
+        await self._refund_base("refund: the query produced nothing")
         await context.leases.abandon(
             conversation_id=self.conversation_id,
             lock_token=setup.lock_token,

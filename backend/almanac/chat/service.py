@@ -97,9 +97,9 @@ class ChatService:
         self, *, user: UserRecord, message: str, conversation_id: str | None, strategy: Strategy | None = None
     ) -> ChatRun:
         """Refuse (with a `ChatRefused` error) or commit to answering: the query number is
-        allocated, the base cost paid and the query stored. `strategy` (else the user's default,
-        else the server's) says how the question is answered."""
-        chosen = self.strategy_for(user, strategy)
+        allocated, the base cost paid and the query stored. `strategy` (else the conversation's,
+        else the user's default, else the server's) says how the question is answered; a new
+        conversation keeps the `strategy` it was started with."""
         if not message.strip():
             raise EmptyMessage()
         if len(message) > self.limits.max_message_chars:
@@ -114,9 +114,18 @@ class ChatService:
             if conversation_id is None:
                 title = " ".join(message.split())[:TITLE_CHARS]
                 conversation_id = (
-                    await conversation_store.create_conversation(session, user_id=user.id, title=title)
+                    await conversation_store.create_conversation(
+                        session, user_id=user.id, title=title, strategy=strategy
+                    )
                 ).id
             number = await self._begin_query(session, user, conversation_id, lock_token)
+            stored = None  # the conversation's own strategy
+            if strategy is None and not created:
+                found = await conversation_store.get_conversation(
+                    session, user_id=user.id, conversation_id=conversation_id
+                )
+                stored = found.strategy if found else None
+            chosen = self.strategy_for(user, strategy or stored)  # type: ignore[arg-type]
             context = ChargeContext("query", conversation_id, query_id(number))
             [charge] = await self.credits.debit_in(session, user_id=user.id, items=[(BASE_COST, context)])
             if charge is None:

@@ -7,6 +7,7 @@ model's context window (`memory/context.py`); if the provider still says the pro
 the call is retried once with half the window. Each model call that completes yields one `usage`
 event (its tokens, `estimated` when the server reported none). The loop ends when the model answers without tool
 calls; at the turn limit the model is asked once more, with tools disabled, for its best answer.
+An answer the model declines to give (`StreamEnd.declined`) ends with the stop reason `declined`.
 Each tool call runs under its own timeout and may report progress; failures become error results
 and the loop goes on. If the loop is cancelled, running tools are cancelled and reported to the
 hooks as such before the cancellation propagates.
@@ -34,6 +35,11 @@ from almanac.memory.context import Assembly, ContextOverflow, Exchange, QueryPro
 from almanac.tools.base import Tool, ToolContext
 from almanac.tools.registry import ToolRegistry
 from almanac.tools.runner import ToolOutcome, ToolStatus, check_call, run_call
+
+DECLINED = "declined"  # the stop reason of an answer the model said it cannot give (`StreamEnd.declined`)
+# Answers that carry nothing: the model declined, or the provider reports a refusal. Like a query
+# that produced nothing, they are not charged (their tool calls are priced as usual).
+NO_ANSWER = frozenset({DECLINED, "refusal"})
 
 TURN_LIMIT_NOTE = (
     "You have used all {turns} tool turns for this question. Do not call any more tools: "
@@ -172,7 +178,7 @@ class TurnLoop:
                     elif isinstance(event, UsageReport):
                         used = used + event.usage
                     elif isinstance(event, StreamEnd):
-                        self.stop_reason = event.stop_reason
+                        self.stop_reason = DECLINED if event.declined else event.stop_reason
                 if used.input_tokens and not used.estimated:
                     prompt.counter.observe(estimated=self.requests[-1].tokens, actual=used.input_tokens)
                 # One usage event per model call, even when nothing was counted: the call happened.

@@ -7,7 +7,8 @@ priced, stored and refunded exactly as in a chat (`chat/hooks.py`, the turn's ce
 MAX_QUERY_CREDITS). When a later turn cannot be paid, the discussion stops there with an `error`
 event (`insufficient_credits`) and `discussion_end` (`credits_exhausted`). A turn that produced
 nothing (a model that failed at once, a reader that left) is refunded; one that produced something
-keeps its price and is stored with a note saying how it ended.
+keeps its price and is stored with a note saying how it ended. A turn whose speaker declined to
+answer (stop reason `declined` or `refusal`) is stored and shown, but its price is refunded.
 
 The run lives in a task of its own, holding a lease on the discussion that it renews; a reader that
 leaves early cancels it, and what completed is stored and billed in a finish step that cancellation
@@ -33,7 +34,7 @@ from almanac.chat.hooks import QueryHooks, QueryRef
 from almanac.chat.strategies.collaborate import CollaborateLoop, collaborate_turn_loop
 from almanac.chat.strategies.relevance import LexicalRelevance
 from almanac.chat.strategies.setup import AnswerLoop
-from almanac.chat.turn import TurnLoop
+from almanac.chat.turn import NO_ANSWER, TurnLoop
 from almanac.discussions.events import DiscussionEnd, DiscussionEvent, DiscussionStart, InTurn, TurnEnd, TurnStart
 from almanac.discussions.prompts import Said, fit_transcript, instruction, system_prompt
 from almanac.discussions.runtime import DiscussionContext
@@ -278,7 +279,16 @@ class DiscussionRun:
             )
             return False
         text = "".join(turn.text) + note
-        credits = turn.charge.amount + tools.credits
+        base = turn.charge.amount
+        if not note and stop_reason in NO_ANSWER:  # the speaker said it cannot answer: the turn is free
+            await context.credits.refund(
+                user_id=self.user.id,
+                charge=turn.charge,
+                context=ChargeContext("refund: the turn carried nothing", self.discussion_id, query_id(turn.number)),
+                key=refund_key(self.discussion_id, query_id(turn.number), None),
+            )
+            base = 0
+        credits = base + tools.credits
         message = ItemRecord(
             item_id=response_id(turn.number),
             query_number=turn.number,

@@ -47,7 +47,12 @@ class UsageReport:
 
 @dataclass(frozen=True)
 class StreamEnd:
+    """The end of a model's answer. `declined`: the model says its text is not an answer but a
+    statement that it cannot give one (the offline model with no way to help); such an answer
+    carries nothing, and nothing is charged for it (`chat/turn.py` reports it as `declined`)."""
+
     stop_reason: str
+    declined: bool = False
 
 
 ModelEvent = TextDelta | ToolCallReady | UsageReport | StreamEnd

@@ -189,6 +189,11 @@ class McpClient:
         ]
         return running + [ServerStatus(off.name, "off", 0, off.reason) for off in self.disabled]
 
+    def integrations(self) -> frozenset[str]:
+        """The integrations (e.g. `github`) whose users' own tokens some started server uses: what
+        the account settings may offer to connect."""
+        return frozenset(sessions.spec.integration for sessions in self.user_sessions.values())
+
     def summary(self) -> str:
         """One line for the startup table."""
         if self.problem:

@@ -1,7 +1,9 @@
-"""Conversations as their owner sees them: list, read (both tracks), rename, delete."""
+"""Conversations as their owner sees them: list, read (both tracks), rename or change the answer
+strategy, delete."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Literal
@@ -42,9 +44,19 @@ class ConversationService:
             return await store.get_item(session, user_id=user_id, conversation_id=conversation_id, item_id=item_id)
 
     async def rename(self, *, user_id: str, conversation_id: str, title: str) -> ConversationRecord | None:
+        return await self.update(user_id=user_id, conversation_id=conversation_id, changes={"title": title})
+
+    async def update(
+        self, *, user_id: str, conversation_id: str, changes: Mapping[str, str | None]
+    ) -> ConversationRecord | None:
+        """Change the title and/or the strategy (None: the user's default); None if there is no
+        such conversation of theirs."""
+        unknown = set(changes) - {"title", "strategy"}
+        if unknown:
+            raise ValueError(f"cannot change {', '.join(sorted(unknown))}")
         async with self._db.session() as session:
-            if not await store.rename_conversation(
-                session, user_id=user_id, conversation_id=conversation_id, title=title
+            if changes and not await store.update_conversation(
+                session, user_id=user_id, conversation_id=conversation_id, values=dict(changes)
             ):
                 return None
             return await store.get_conversation(session, user_id=user_id, conversation_id=conversation_id)

@@ -60,10 +60,12 @@ async def set_role(session: AsyncSession, *, user_id: str, role: str) -> bool:
 
 
 async def set_disabled(session: AsyncSession, *, user_id: str, at: datetime | None) -> bool:
-    """Disable the user from `at` (their browser sessions are deleted; their keys stop working,
-    see `users.owner_of_key`), or enable them again with None; False if there is no such user."""
+    """Disable the user from `at` (their keys and browser sessions stop working, see
+    `users.owner_of_key` and `users.session_owner`; the sessions are kept only so that their owner
+    can be told the account is disabled), or enable them again with None — which deletes every
+    session they had, so none of them comes back. False if there is no such user."""
     result = await session.execute(update(User).where(User.id == user_id).values(disabled_at=at))
-    if at is not None:
+    if at is None:
         await session.execute(delete(WebSession).where(WebSession.user_id == user_id))
     return bool(result.rowcount)  # type: ignore[attr-defined]
 

@@ -22,6 +22,7 @@ def _conversation(row: Conversation) -> ConversationRecord:
         query_counter=row.query_counter,
         created_at=row.created_at,
         updated_at=row.updated_at,
+        strategy=row.strategy,
     )
 
 
@@ -40,13 +41,18 @@ def _item(row: HistoryItem) -> ItemRecord:
         credits=row.credits,
         duration_ms=row.duration_ms,
         created_at=row.created_at,
+        model=row.model,
     )
 
 
-async def create_conversation(session: AsyncSession, *, user_id: str, title: str) -> ConversationRecord:
-    """A new, empty conversation owned by `user_id`."""
+async def create_conversation(
+    session: AsyncSession, *, user_id: str, title: str, strategy: str | None = None
+) -> ConversationRecord:
+    """A new, empty conversation owned by `user_id` (answered with `strategy`, if given)."""
     now = utcnow()
-    row = Conversation(id=str(uuid.uuid4()), user_id=user_id, title=title, created_at=now, updated_at=now)
+    row = Conversation(
+        id=str(uuid.uuid4()), user_id=user_id, title=title, strategy=strategy, created_at=now, updated_at=now
+    )
     session.add(row)
     await session.flush()
     return _conversation(row)
@@ -83,10 +89,15 @@ async def list_conversations(
 
 async def rename_conversation(session: AsyncSession, *, user_id: str, conversation_id: str, title: str) -> bool:
     """Set the title; False if the user has no such conversation."""
+    return await update_conversation(session, user_id=user_id, conversation_id=conversation_id, values={"title": title})
+
+
+async def update_conversation(
+    session: AsyncSession, *, user_id: str, conversation_id: str, values: dict[str, str | None]
+) -> bool:
+    """Set the title and/or the strategy (`values`); False if the user has no such conversation."""
     result = await session.execute(
-        update(Conversation)
-        .where(Conversation.id == conversation_id, Conversation.user_id == user_id)
-        .values(title=title)
+        update(Conversation).where(Conversation.id == conversation_id, Conversation.user_id == user_id).values(**values)
     )
     return bool(result.rowcount)  # type: ignore[attr-defined]
 
@@ -223,6 +234,7 @@ async def add_items(session: AsyncSession, *, conversation_id: str, items: Seque
                 "is_error": item.is_error,
                 "credits": item.credits,
                 "duration_ms": item.duration_ms,
+                "model": item.model,
                 "created_at": now,
                 "updated_at": now,
             }

@@ -40,6 +40,7 @@ class ConversationRecord:
     query_counter: int
     created_at: datetime
     updated_at: datetime
+    strategy: str | None = None  # how its questions are answered (None: the user's default)
 
 
 @dataclass(frozen=True)
@@ -59,6 +60,7 @@ class ItemRecord:
     credits: int = 0
     duration_ms: int | None = None
     created_at: datetime | None = None
+    model: str | None = None  # the model that wrote a response
 
 
 @dataclass(frozen=True)

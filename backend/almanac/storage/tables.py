@@ -178,6 +178,7 @@ class Conversation(Base):
     user_id: Mapped[str] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"))
     title: Mapped[str] = mapped_column(CleanString(200), default="")
     query_counter: Mapped[int] = mapped_column(Integer, default=0)
+    strategy: Mapped[str | None] = mapped_column(CleanString(16), default=None)  # None: the user's default
     lock_token: Mapped[str | None] = mapped_column(CleanString(36), default=None)
     locked_until: Mapped[datetime | None] = mapped_column(default=None)
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
@@ -207,6 +208,7 @@ class HistoryItem(Base):
     is_error: Mapped[bool] = mapped_column(Boolean, default=False)
     credits: Mapped[int] = mapped_column(Integer, default=0)
     duration_ms: Mapped[int | None] = mapped_column(Integer, default=None)
+    model: Mapped[str | None] = mapped_column(CleanString(200), default=None)  # a response's model
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
     updated_at: Mapped[datetime] = mapped_column(default=utcnow)
 

@@ -15,10 +15,18 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import String, and_, case, cast, func, insert, literal, select
+from sqlalchemy import and_, case, func, insert, literal, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from almanac.storage.tables import Conversation, GatewayUsage, HistoryItem, LedgerEntry, ModelUsage, User
+from almanac.storage.tables import (
+    Conversation,
+    Discussion,
+    GatewayUsage,
+    HistoryItem,
+    LedgerEntry,
+    ModelUsage,
+    User,
+)
 
 SPENDING = ("debit", "refund")
 
@@ -47,10 +55,10 @@ class DaySpend:
 
 @dataclass(frozen=True)
 class ItemSpend:
-    """Spending on one kind of charge: a tool (`tool` its name), a question's base (`question`),
-    the gateway (`gateway`), or tools of deleted conversations (`tool` None)."""
+    """Spending on one kind of charge: a tool (`tool` its name; None when its debit was made before
+    the range), a question's base (`question`), a discussion turn (`discussion`) or the gateway."""
 
-    kind: str  # tool | question | gateway
+    kind: str  # tool | question | discussion | gateway
     tool: str | None
     calls: int
     credits: int
@@ -76,8 +84,9 @@ class QuerySpend:
     query_id: str
     day: str
     credits: int
-    title: str | None  # None: the conversation was deleted
+    title: str | None  # None: the conversation (or discussion) was deleted
     question: str | None
+    kind: str = "chat"  # chat: a chat question; discussion: a discussion's turn (`query_id` q3: turn 3)
 
 
 @dataclass(frozen=True)
@@ -115,43 +124,62 @@ async def spend_by_day(session: AsyncSession, *, user_id: str | None, start: str
 
 
 async def spend_by_item(session: AsyncSession, *, user_id: str | None, start: str, end: str) -> list[ItemSpend]:
-    """Credits and charged calls per tool (by the tool item's name), per question base, and for
-    the gateway, most credits first."""
+    """Credits and charged calls per tool, per question base, per discussion turn and for the
+    gateway, most credits first.
+
+    A charge is named by its debit's ledger reason (`tool <name>`, `query`, `discussion turn`), so a
+    tool keeps its name after its conversation (or discussion) is deleted; the gateway's rows have
+    no conversation and each is a charge of its own."""
+    charge = select(
+        LedgerEntry.conversation_id.label("conversation_id"),
+        LedgerEntry.item_id.label("item_id"),
+        func.max(case((LedgerEntry.kind == "debit", LedgerEntry.reason), else_=None)).label("reason"),
+        func.max(case((LedgerEntry.kind == "debit", 1), else_=0)).label("debited"),
+        func.sum(-LedgerEntry.delta).label("credits"),
+    ).where(*_spending(user_id, start, end))
+    gateway_row = case((LedgerEntry.conversation_id.is_(None), LedgerEntry.id), else_=None)
+    charges = charge.group_by(
+        LedgerEntry.conversation_id, LedgerEntry.query_id, LedgerEntry.item_id, gateway_row
+    ).subquery()
     kind = case(
-        (LedgerEntry.conversation_id.is_(None), literal("gateway")),
-        (LedgerEntry.item_id.is_(None), literal("question")),
-        else_=literal("tool"),
+        (charges.c.conversation_id.is_(None), literal("gateway")),
+        (charges.c.item_id.is_not(None), literal("tool")),
+        (charges.c.reason == DISCUSSION_TURN, literal("discussion")),
+        else_=literal("question"),
     )
-    charge = (
-        cast(LedgerEntry.conversation_id, String)
-        + literal(":")
-        + func.coalesce(LedgerEntry.query_id, "")
-        + literal(":")
-        + func.coalesce(LedgerEntry.item_id, "")
-    )
-    calls = func.count(func.distinct(case((LedgerEntry.kind == "debit", charge), else_=None)))
     rows = await session.execute(
-        select(kind, HistoryItem.tool_name, calls, func.sum(-LedgerEntry.delta))
-        .select_from(LedgerEntry)
-        .outerjoin(
-            HistoryItem,
-            and_(
-                HistoryItem.conversation_id == LedgerEntry.conversation_id, HistoryItem.item_id == LedgerEntry.item_id
-            ),
+        select(kind, charges.c.reason, func.sum(charges.c.debited), func.sum(charges.c.credits)).group_by(
+            kind, charges.c.reason
         )
-        .where(*_spending(user_id, start, end))
-        .group_by(kind, HistoryItem.tool_name)
     )
-    found = [ItemSpend(k, name if k == "tool" else None, int(n or 0), int(c or 0)) for k, name, n, c in rows.all()]
+    totals: dict[tuple[str, str | None], list[int]] = {}
+    for k, reason, calls, credits in rows.all():
+        name = _tool_name(reason) if k == "tool" else None
+        total = totals.setdefault((k, name), [0, 0])
+        total[0] += int(calls or 0)
+        total[1] += int(credits or 0)
+    found = [ItemSpend(k, name, calls, credits) for (k, name), (calls, credits) in totals.items()]
     return sorted(found, key=lambda item: (-item.credits, item.kind, item.tool or ""))
+
+
+DISCUSSION_TURN = "discussion turn"  # the ledger reason of a discussion turn's price
+_TOOL = "tool "  # a tool call's ledger reason: `tool <name>`
+
+
+def _tool_name(reason: str | None) -> str | None:
+    """The tool a debit's reason names (None when the debit is outside the range)."""
+    return reason[len(_TOOL) :] if reason and reason.startswith(_TOOL) else None
 
 
 async def top_queries(
     session: AsyncSession, *, user_id: str | None, start: str, end: str, limit: int
 ) -> list[QuerySpend]:
-    """The chat queries that cost most (net of refunds), with their conversation's title and the
-    question's first words when they still exist."""
+    """The chat queries and discussion turns that cost most (net of refunds), with their
+    conversation's (or discussion's) title and the question's first words when they still exist."""
     credits = func.sum(-LedgerEntry.delta)
+    base = func.max(
+        case((and_(LedgerEntry.kind == "debit", LedgerEntry.item_id.is_(None)), LedgerEntry.reason), else_=None)
+    )
     rows = (
         await session.execute(
             select(
@@ -160,6 +188,7 @@ async def top_queries(
                 LedgerEntry.query_id,
                 func.min(LedgerEntry.period),
                 credits,
+                base,
             )
             .where(
                 *_spending(user_id, start, end),
@@ -180,6 +209,11 @@ async def top_queries(
             await session.execute(
                 select(Conversation.id, Conversation.title).where(Conversation.id.in_(conversation_ids))
             )
+        ).all()
+    )
+    titles.update(
+        (
+            await session.execute(select(Discussion.id, Discussion.title).where(Discussion.id.in_(conversation_ids)))
         ).all()
     )
     questions = {
@@ -208,8 +242,9 @@ async def top_queries(
             credits=int(total),
             title=titles.get(str(conversation_id)),
             question=questions.get((str(conversation_id), str(query_id))),
+            kind="discussion" if reason and reason.startswith(DISCUSSION_TURN) else "chat",
         )
-        for owner, conversation_id, query_id, day, total in rows
+        for owner, conversation_id, query_id, day, total, reason in rows
     ]
 
 

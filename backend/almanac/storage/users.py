@@ -90,6 +90,27 @@ async def owner_of_key(session: AsyncSession, *, key_hash: str) -> tuple[UserRec
     return _record(user), key_id, last_used
 
 
+async def key_of_disabled_user(session: AsyncSession, *, key_hash: str) -> bool:
+    """Whether an active (not revoked) key belongs to a disabled user."""
+    found = await session.execute(
+        select(ApiKey.id)
+        .join(User, ApiKey.user_id == User.id)
+        .where(ApiKey.key_hash == key_hash, ApiKey.revoked_at.is_(None), User.disabled_at.is_not(None))
+    )
+    return found.first() is not None
+
+
+async def session_of_disabled_user(session: AsyncSession, *, token_hash: str, now: datetime) -> bool:
+    """Whether an unexpired session belongs to a disabled user (such sessions are kept, unusable,
+    until the user is enabled again or they expire, so their owner can be told why)."""
+    found = await session.execute(
+        select(WebSession.token_hash)
+        .join(User, WebSession.user_id == User.id)
+        .where(WebSession.token_hash == token_hash, WebSession.expires_at > now, User.disabled_at.is_not(None))
+    )
+    return found.first() is not None
+
+
 async def user_for_key_hash(session: AsyncSession, *, key_hash: str) -> UserRecord | None:
     """The owner of an active (not revoked) key, or None."""
     found = await owner_of_key(session, key_hash=key_hash)

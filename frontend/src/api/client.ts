@@ -14,6 +14,9 @@ import type {
   GithubIntegration,
   Item,
   LocalLogin,
+  ServerConfig,
+  Strategy,
+  ToolInfo,
   User,
 } from "./types";
 
@@ -43,11 +46,21 @@ export class ApiError extends Error {
   }
 }
 
-let unauthorizedHandler: (() => void) | null = null;
+let unauthorizedHandler: ((code: string) => void) | null = null;
 
-/** Called whenever the API answers 401 (the session ended): the app shows the sign-in screen. */
-export function onUnauthorized(handler: () => void): void {
+/** Called whenever the API answers 401 (the session ended, or — code `account_disabled` — its
+ * owner was disabled): the app shows the sign-in screen, saying why. */
+export function onUnauthorized(handler: (code: string) => void): void {
   unauthorizedHandler = handler;
+}
+
+/** The 401 code of a key or session whose owner an administrator disabled. */
+export const ACCOUNT_DISABLED = "account_disabled";
+
+/** An error for a path that names nothing (404), or names it in a shape no ID has (a malformed
+ * deep link, 422 on the path): both mean "there is no such thing". */
+export function notFound(error: unknown): boolean {
+  return error instanceof ApiError && (error.status === 404 || error.status === 422);
 }
 
 /** Turn a non-2xx response into an ApiError with the backend's `{error: {code, message}}`. */
@@ -62,7 +75,7 @@ export async function errorFrom(response: Response): Promise<ApiError> {
   const code = typeof error.code === "string" ? error.code : `http_${response.status}`;
   const message =
     typeof error.message === "string" ? error.message : `The server answered ${response.status} ${response.statusText}`.trim();
-  if (response.status === 401 && !response.url.includes("/api/auth/")) unauthorizedHandler?.();
+  if (response.status === 401 && !response.url.includes("/api/auth/")) unauthorizedHandler?.(code);
   return new ApiError(response.status, code, message, body);
 }
 
@@ -101,6 +114,11 @@ export const api = {
   item: (conversationId: string, itemId: string) =>
     request<Item>("GET", `/api/conversations/${enc(conversationId)}/items/${enc(itemId)}`),
   rename: (id: string, title: string) => request<Conversation>("PATCH", `/api/conversations/${enc(id)}`, { title }),
+  /** Choose how a conversation's questions are answered (null: the user's default). */
+  setStrategy: (id: string, strategy: Strategy | null) =>
+    request<Conversation>("PATCH", `/api/conversations/${enc(id)}`, { strategy }),
+  config: () => request<ServerConfig>("GET", "/api/config"),
+  tools: () => request<{ data: ToolInfo[]; count: number }>("GET", "/api/tools"),
   remove: (id: string) => request<void>("DELETE", `/api/conversations/${enc(id)}`),
   credits: () => request<Credits>("GET", "/api/credits?recent=0"),
   keys: () => request<ApiKeyList>("GET", "/api/keys"),
@@ -111,9 +129,16 @@ export const api = {
   removeGithub: () => request<void>("DELETE", "/api/integrations/github"),
 
   /** Start a streamed answer; resolves to the open SSE response, or throws ApiError (402, 409…). */
-  async chatStream(message: string, conversationId: string | null, signal: AbortSignal): Promise<Response> {
+  async chatStream(
+    message: string,
+    conversationId: string | null,
+    signal: AbortSignal,
+    strategy: Strategy | null = null,
+  ): Promise<Response> {
     const body: Record<string, string> = { message };
     if (conversationId) body.conversation_id = conversationId;
+    // A new conversation keeps the strategy it is started with.
+    if (strategy && !conversationId) body.strategy = strategy;
     const response = await fetch("/api/chat/stream", {
       method: "POST",
       credentials: "same-origin",

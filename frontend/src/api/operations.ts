@@ -35,7 +35,7 @@ export interface UsageDay {
 }
 
 export interface UsageItem {
-  kind: "tool" | "question" | "gateway";
+  kind: "tool" | "question" | "discussion" | "gateway";
   name: string | null;
   calls: number;
   credits: number;
@@ -63,6 +63,8 @@ export interface UsageQuery {
   credits: number;
   title: string | null;
   question: string | null;
+  /** chat: a conversation's question; discussion: a discussion's turn (`query_id` q3 = turn 3). */
+  kind?: "chat" | "discussion";
 }
 
 export interface Usage {

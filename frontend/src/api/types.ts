@@ -6,6 +6,30 @@ export interface User {
   plan: string;
   /** "admin": the Admin page is offered. */
   role?: "user" | "admin";
+  /** How this user's questions are answered by default (null: the server's default). */
+  default_strategy?: Strategy | null;
+}
+
+export type Strategy = "direct" | "boost" | "collaborate";
+
+/** What this server offers (GET /api/config). */
+export interface ServerConfig {
+  chat_model: { name: string; provider: string; offline: boolean };
+  strategies: { default: Strategy; available: Strategy[] };
+  payments_enabled: boolean;
+  /** GitHub tools run with each user's own token: the GitHub token entry is offered. */
+  github_tools: boolean;
+  /** Questions a new chat suggests: ones this server's chat model answers well. */
+  suggestions: string[];
+}
+
+/** A tool a chat can use (GET /api/tools). */
+export interface ToolInfo {
+  name: string;
+  description: string;
+  source: string;
+  billing: string;
+  credits: number;
 }
 
 export interface LocalLogin {
@@ -154,6 +178,8 @@ export interface Item {
   credits: number;
   duration_ms: number | null;
   created_at: string | null;
+  /** The model that wrote a response (null for other items and older answers). */
+  model?: string | null;
 }
 
 export interface Conversation {
@@ -162,6 +188,8 @@ export interface Conversation {
   query_count: number;
   created_at: string;
   updated_at: string;
+  /** How this conversation's questions are answered (null: the user's default). */
+  strategy?: Strategy | null;
 }
 
 export interface ConversationList {
@@ -218,4 +246,6 @@ export interface GithubIntegration {
   updated_at: string | null;
   /** The server has a token of its own that GitHub tools use when the user has none. */
   shared_token_available: boolean;
+  /** The server runs GitHub tools with users' own tokens (else a token cannot be saved). */
+  available?: boolean;
 }

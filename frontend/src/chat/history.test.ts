@@ -12,7 +12,7 @@ const detail: ConversationDetail = {
   id: "c1", title: "t", query_count: 3, created_at: "", updated_at: "",
   full: [
     item({ id: "q1", kind: "query", content: "first" }),
-    item({ id: "q1-r", kind: "response", content: "answer one", credits: 5 }),
+    item({ id: "q1-r", kind: "response", content: "answer one", credits: 5, model: "claude-haiku-4-5" }),
     item({ id: "q2", kind: "query", content: "show me the full answer from earlier" }),
     item({ id: "q2-t1", kind: "tool_result", content: "[ID:q1-r] Full text…", tool_name: "retrieve_full_context", tool_input: { id: "q1-r" }, credits: 2, duration_ms: 3, status: "ok" }),
     item({ id: "q2-t2", kind: "tool_result", content: DOCS, tool_name: "retrieve_documentation", tool_input: { query: "cancel" }, credits: 10, duration_ms: 80, status: "ok" }),
@@ -35,6 +35,22 @@ describe("turnsFromConversation", () => {
   it("rebuilds one turn per query, in numeric order", () => {
     expect(turns.map((t) => t.queryId)).toEqual(["q1", "q2", "q3", "q10"]);
     expect(turns[0]).toMatchObject({ query: "first", text: "answer one", messageId: "q1-r", summary: "sum of one", credits: 5, status: "done" });
+  });
+
+  it("knows a stored answer that cost nothing was one the model declined to give", () => {
+    const declined = turnsFromConversation({
+      ...detail,
+      full: [item({ id: "q1", kind: "query", content: "?" }), item({ id: "q1-r", kind: "response", content: "I cannot.", credits: 0 })],
+      summarised: [],
+    });
+    expect(declined[0].stopReason).toBe("declined");
+    expect(turns[0].stopReason).toBe("end_turn");
+    expect(turns[2].stopReason).toBe("interrupted");
+  });
+
+  it("keeps the model that wrote a stored answer (none for answers stored before models were)", () => {
+    expect(turns[0].model).toBe("claude-haiku-4-5");
+    expect(turns[1].model).toBeNull();
   });
 
   it("rebuilds tool cards with status, credits, duration, full text, summary and parsed citations", () => {

@@ -78,6 +78,8 @@ function applyResponse(turn: Turn, item: Item, summary: string | null): void {
   turn.summaryId = `${item.id}-sum`;
   turn.summary = summary;
   turn.credits = item.credits;
+  turn.model = item.model ?? null;
   turn.status = item.status === "interrupted" ? "stopped" : "done";
-  turn.stopReason = item.status === "interrupted" ? "interrupted" : "end_turn";
+  // A finished answer is free only when the model declined to give one (its base price was refunded).
+  turn.stopReason = item.status === "interrupted" ? "interrupted" : item.credits === 0 ? "declined" : "end_turn";
 }

@@ -6,8 +6,8 @@
  * then on it is stored under its ID and the local key is an alias.
  */
 
-import { api, ApiError } from "../api/client";
-import type { MessageEndEvent } from "../api/types";
+import { api, ApiError, notFound } from "../api/client";
+import type { MessageEndEvent, Strategy } from "../api/types";
 import { readSse } from "../sse/reader";
 import { parseChatEvent, ProtocolError } from "./events";
 import { turnsFromConversation } from "./history";
@@ -21,6 +21,7 @@ export interface StoreHooks {
 }
 
 const SYNC_AFTER_STOP_MS = 900;
+export const NO_SUCH_CONVERSATION = "This conversation does not exist, or it was deleted.";
 
 export class ChatStore {
   private states = new Map<string, ConversationState>();
@@ -73,9 +74,8 @@ export class ChatStore {
       const detail = await api.conversation(id);
       this.dispatch(id, { type: "loaded", id, title: detail.title, turns: turnsFromConversation(detail) });
     } catch (error) {
-      const message =
-        error instanceof ApiError && error.status === 404
-          ? "This conversation does not exist, or it was deleted."
+      const message = notFound(error)
+          ? NO_SUCH_CONVERSATION
           : error instanceof ApiError
             ? error.message
             : "The conversation could not be loaded.";
@@ -88,7 +88,7 @@ export class ChatStore {
    * closes, which may be after the answer ended (`message_end`): summaries still being written
    * follow it. The conversation is free for the next message as soon as `message_end` arrives.
    */
-  async send(key: string, message: string): Promise<void> {
+  async send(key: string, message: string, strategy: Strategy | null = null): Promise<void> {
     if (isBusy(this.get(key))) return;
     const localId = `turn-${Date.now().toString(36)}-${++this.seq}`;
     this.dispatch(key, { type: "send", localId, message });
@@ -96,7 +96,7 @@ export class ChatStore {
     this.controllers.set(localId, controller);
     let end: MessageEndEvent | null = null;
     try {
-      const response = await api.chatStream(message, this.get(key).id, controller.signal);
+      const response = await api.chatStream(message, this.get(key).id, controller.signal, strategy);
       for await (const sse of readSse(response.body!)) {
         const event = parseChatEvent(sse);
         if (event === null) continue;
@@ -147,11 +147,11 @@ export class ChatStore {
   }
 
   /** Send a failed message again (the failed attempt is removed from view). */
-  retry(key: string, localId: string): void {
+  retry(key: string, localId: string, strategy: Strategy | null = null): void {
     const turn = this.get(key).turns.find((t) => t.localId === localId);
     if (!turn) return;
     this.dispatch(key, { type: "dismiss", localId });
-    void this.send(key, turn.query);
+    void this.send(key, turn.query, strategy);
   }
 
   dismiss(key: string, localId: string): void {

@@ -47,6 +47,8 @@ export function applyEvent(turn: Turn, event: ChatEvent): Turn {
         durationMs: event.duration_ms,
         credits: event.credits,
         summary: event.summary,
+        // A result short enough to keep as it is comes with its summary: the summary is the result.
+        ...(event.summary !== null ? { fullText: event.summary } : {}),
         progress: null,
         citations: event.citations ?? [],
       };

@@ -1,8 +1,9 @@
 import { useCallback, useEffect, useState } from "preact/hooks";
-import { ApiError } from "../api/client";
+import { ApiError, notFound } from "../api/client";
 import { operations, type AdminUserDetail, type AdminUserRow, type AuditEntry } from "../api/operations";
 import { relativeTime } from "../lib/format";
 import { navigatePath } from "../lib/router";
+import { ConfirmDialog } from "./ConfirmDialog";
 import { Link } from "./Link";
 import { planName } from "./Sidebar";
 import { UsageView } from "./UsageView";
@@ -97,7 +98,7 @@ function UserList() {
             {count} user{count === 1 ? "" : "s"}
             {count > rows.length ? ` (${rows.length} shown)` : ""}
           </p>
-          <div class="table-wrap">
+          <div class="table-wrap" tabIndex={0} role="region" aria-label="Users">
             <table class="data-table" data-testid="admin-users">
               <thead>
                 <tr>
@@ -138,6 +139,7 @@ function UserDetail({ userId, me }: { userId: string; me: string }) {
   const [detail, setDetail] = useState<AdminUserDetail | null>(null);
   const [audit, setAudit] = useState<AuditEntry[]>([]);
   const [message, setMessage] = useState<{ text: string; error: boolean } | null>(null);
+  const [confirmDisable, setConfirmDisable] = useState(false);
 
   const reload = useCallback(async () => {
     try {
@@ -145,7 +147,8 @@ function UserDetail({ userId, me }: { userId: string; me: string }) {
       setDetail(user);
       setAudit(log.data);
     } catch (e) {
-      setMessage({ text: e instanceof ApiError ? e.message : "The user could not be loaded.", error: true });
+      const text = notFound(e) ? "There is no such user." : e instanceof ApiError ? e.message : "The user could not be loaded.";
+      setMessage({ text, error: true });
     }
   }, [userId]);
 
@@ -232,10 +235,12 @@ function UserDetail({ userId, me }: { userId: string; me: string }) {
             class={`btn ${user.disabled ? "" : "btn-danger"}`}
             disabled={user.id === me}
             onClick={() =>
-              act(async () => {
-                const changed = await operations.setDisabled(user.id, !user.disabled, "");
-                return changed.disabled ? "Disabled: their keys and sessions no longer work." : "Enabled again.";
-              })
+              user.disabled
+                ? act(async () => {
+                    await operations.setDisabled(user.id, false, "");
+                    return "Enabled again.";
+                  })
+                : setConfirmDisable(true)
             }
           >
             {user.disabled ? "Enable user" : "Disable user"}
@@ -255,8 +260,23 @@ function UserDetail({ userId, me }: { userId: string; me: string }) {
           </button>
         </fieldset>
       </div>
+      <ConfirmDialog
+        open={confirmDisable}
+        title={`Disable ${user.email}?`}
+        message="None of their API keys or browser sessions will work until an administrator enables them again; they are told their account is disabled. Their conversations and credits are kept."
+        confirmLabel="Disable user"
+        danger
+        onConfirm={() => {
+          setConfirmDisable(false);
+          void act(async () => {
+            await operations.setDisabled(user.id, true, "");
+            return "Disabled: their keys and sessions no longer work.";
+          });
+        }}
+        onCancel={() => setConfirmDisable(false)}
+      />
       <h3>Ledger</h3>
-      <div class="table-wrap">
+      <div class="table-wrap" tabIndex={0} role="region" aria-label="Ledger">
         <table class="data-table" data-testid="admin-ledger">
           <thead>
             <tr>
@@ -389,7 +409,7 @@ function AuditLog() {
 function AuditTable({ entries }: { entries: AuditEntry[] }) {
   if (entries.length === 0) return <p class="muted">No entries.</p>;
   return (
-    <div class="table-wrap">
+    <div class="table-wrap" tabIndex={0} role="region" aria-label="Audit log">
       <table class="data-table" data-testid="audit-log">
         <thead>
           <tr>

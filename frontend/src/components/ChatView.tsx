@@ -1,18 +1,23 @@
 import { useCallback, useEffect, useLayoutEffect, useRef, useState } from "preact/hooks";
-import type { Credits } from "../api/types";
+import type { Strategy } from "../api/types";
 import { isActive, isBusy, type ConversationState, type Turn as TurnState } from "../chat/state";
 import type { ChatStore } from "../chat/store";
+import { useAccount } from "../lib/account";
+import { outOfCredits } from "../lib/credits";
 import { loadDraft, saveDraft } from "../lib/drafts";
 import { copyText, credits as creditsText } from "../lib/format";
 import { Composer } from "./Composer";
-import { outOfCredits, queryPrice } from "./Header";
+import { ComposerControls, OfflineNote } from "./ComposerExtras";
 import { Logo } from "./icons";
+import { OutOfCreditsHelp } from "./OutOfCredits";
 import { Turn } from "./Turn";
 
 interface Props {
   store: ChatStore;
   storeKey: string;
-  credits: Credits | null;
+  /** How this conversation's questions are answered, and changing it. */
+  strategy: Strategy;
+  onStrategy: (strategy: Strategy) => void;
 }
 
 function useConversation(store: ChatStore, key: string): ConversationState {
@@ -21,14 +26,9 @@ function useConversation(store: ChatStore, key: string): ConversationState {
   return store.get(key);
 }
 
-const SUGGESTIONS = [
-  "How do I cancel an asyncio task and wait for it to finish?",
-  "Give me a detailed tour of how Almanac works",
-  "What is the difference between useEffect and useLayoutEffect in React?",
-];
-
 /** The open conversation: its turns, the composer, and jumping between item IDs. */
-export function ChatView({ store, storeKey, credits }: Props) {
+export function ChatView({ store, storeKey, strategy, onStrategy }: Props) {
+  const { credits, config } = useAccount();
   const state = useConversation(store, storeKey);
   const resolved = store.resolve(storeKey);
   // Drafts of a not-yet-started conversation share one slot, so they survive a reload too.
@@ -42,6 +42,7 @@ export function ChatView({ store, storeKey, credits }: Props) {
   const stick = useRef(true);
   const previousKey = useRef(resolved);
   const statuses = useRef(new Map<string, string>());
+  const area = useRef<HTMLTextAreaElement>(null);
 
   // Another conversation: load it, restore its draft. (A new conversation that just got its ID is
   // the same conversation: keep what is being typed.)
@@ -129,21 +130,43 @@ export function ChatView({ store, storeKey, credits }: Props) {
     setDraft("");
     saveDraft(draftKey, "");
     stick.current = true;
-    void store.send(storeKey, message);
+    void store.send(storeKey, message, strategy);
   }
 
+  /** Stop the running answer; the message box has the focus again. */
   function stop() {
     const running = state.turns.find(isActive);
     if (running) store.stop(storeKey, running.localId);
+    area.current?.focus();
   }
 
-  const empty = outOfCredits(credits);
-  const notice = empty ? (
-    <div class="composer-notice" role="status" data-testid="credits-notice">
-      <strong>Out of credits.</strong> You have {creditsText(credits?.balance ?? 0)}; a question costs{" "}
-      {creditsText(queryPrice(credits))}. Your daily allowance renews at 00:00 UTC — or upgrade, or add a credit pack.
-    </div>
-  ) : null;
+  // Escape stops a streaming answer — unless it is closing something else (a dialog, a menu, the
+  // credits panel), which handles it first.
+  const stopRef = useRef(stop);
+  stopRef.current = stop;
+  useEffect(() => {
+    if (!busy) return;
+    const onKey = (event: KeyboardEvent) => {
+      if (event.key !== "Escape" || event.defaultPrevented || document.querySelector("dialog[open]")) return;
+      const target = event.target as HTMLElement | null;
+      if (target && target !== document.body && !target.closest("main.chat")) return;
+      event.preventDefault();
+      stopRef.current();
+    };
+    document.addEventListener("keydown", onKey);
+    return () => document.removeEventListener("keydown", onKey);
+  }, [busy]);
+
+  // Out of credits is said once: on the refused message's card, or else above the message box.
+  const last = state.turns[state.turns.length - 1];
+  const refusedForCredits = last?.error?.status === 402;
+  const notice =
+    outOfCredits(credits) && !refusedForCredits ? (
+      <div class="composer-notice" role="status" data-testid="credits-notice">
+        <strong>Out of credits.</strong>
+        <OutOfCreditsHelp credits={credits} payments={config?.payments_enabled ?? false} />
+      </div>
+    ) : null;
 
   return (
     <main class="chat" id="main">
@@ -157,9 +180,15 @@ export function ChatView({ store, storeKey, credits }: Props) {
           )}
           {state.loaded && state.turns.length === 0 && !state.loadError && (
             <Welcome
+              suggestions={config?.suggestions ?? []}
               onPick={(text) => {
                 setDraft(text);
                 saveDraft(draftKey, text);
+                const box = area.current;
+                if (box) {
+                  box.focus();
+                  box.setSelectionRange(text.length, text.length);
+                }
               }}
             />
           )}
@@ -171,7 +200,7 @@ export function ChatView({ store, storeKey, credits }: Props) {
               expanded={expanded}
               highlighted={highlighted}
               onToggleTool={toggleTool}
-              onRetry={(localId) => store.retry(storeKey, localId)}
+              onRetry={(localId) => store.retry(storeKey, localId, strategy)}
               onDismiss={(localId) => store.dismiss(storeKey, localId)}
             />
           ))}
@@ -188,7 +217,10 @@ export function ChatView({ store, storeKey, credits }: Props) {
         onSend={send}
         onStop={stop}
         notice={notice}
+        about={config?.chat_model.offline ? <OfflineNote /> : null}
+        controls={<ComposerControls strategy={strategy} onStrategy={onStrategy} disabled={busy} />}
         focusKey={resolved}
+        area={area}
       />
       <div class="sr-only" aria-live="polite" role="status">
         {announcement}
@@ -203,7 +235,7 @@ function describeEnd(turn: TurnState): string {
   return `Error: ${turn.error?.message ?? "the answer failed"}`;
 }
 
-function Welcome({ onPick }: { onPick: (text: string) => void }) {
+function Welcome({ suggestions, onPick }: { suggestions: string[]; onPick: (text: string) => void }) {
   return (
     <div class="welcome">
       <Logo size={44} />
@@ -212,8 +244,8 @@ function Welcome({ onPick }: { onPick: (text: string) => void }) {
         Ask about a library, an API or a repository. Answers cite their sources and tool calls; each item has an ID
         (like <code>q2-t1</code>) you can refer to later.
       </p>
-      <ul class="suggestions" aria-label="Suggestions">
-        {SUGGESTIONS.map((text) => (
+      <ul class="suggestions" aria-label="Suggestions" data-testid="suggestions">
+        {suggestions.map((text) => (
           <li key={text}>
             <button type="button" class="suggestion" onClick={() => onPick(text)}>
               {text}

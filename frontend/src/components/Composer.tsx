@@ -1,4 +1,5 @@
-import { useEffect, useLayoutEffect, useRef } from "preact/hooks";
+import type { ComponentChildren, RefObject } from "preact";
+import { useEffect, useLayoutEffect } from "preact/hooks";
 import { IconSend, IconStop } from "./icons";
 
 interface Props {
@@ -8,16 +9,19 @@ interface Props {
   onChange: (value: string) => void;
   onSend: () => void;
   onStop: () => void;
-  notice?: preact.ComponentChildren;
+  notice?: ComponentChildren;
+  /** A line above the box: what answers (the offline model says so here). */
+  about?: ComponentChildren;
+  /** Controls beside the keyboard hint (strategy, tools). */
+  controls?: ComponentChildren;
   focusKey: string;
+  area: RefObject<HTMLTextAreaElement>;
 }
 
 const MAX_HEIGHT = 240;
 
-/** The message box: Enter sends, Shift+Enter adds a line; Stop while an answer streams. */
-export function Composer({ value, busy, disabled, onChange, onSend, onStop, notice, focusKey }: Props) {
-  const area = useRef<HTMLTextAreaElement>(null);
-
+/** The message box: Enter sends, Shift+Enter adds a line; Stop (or Escape) while an answer streams. */
+export function Composer({ value, busy, disabled, onChange, onSend, onStop, notice, about, controls, focusKey, area }: Props) {
   // Grow with the text (CSSOM from our own script is allowed by the CSP; style attributes are not).
   useLayoutEffect(() => {
     const el = area.current;
@@ -39,6 +43,7 @@ export function Composer({ value, busy, disabled, onChange, onSend, onStop, noti
   return (
     <div class="composer-wrap">
       {notice}
+      {about}
       <form
         class="composer"
         onSubmit={(e) => {
@@ -76,9 +81,13 @@ export function Composer({ value, busy, disabled, onChange, onSend, onStop, noti
           </button>
         )}
       </form>
-      <p id="composer-hint" class="composer-hint">
-        <kbd>Enter</kbd> to send · <kbd>Shift</kbd>+<kbd>Enter</kbd> for a new line · answers can be wrong: check the sources
-      </p>
+      <div class="composer-foot">
+        <p id="composer-hint" class="composer-hint">
+          <kbd>Enter</kbd> to send · <kbd>Shift</kbd>+<kbd>Enter</kbd> new line · <kbd>Esc</kbd> stops · answers can be
+          wrong: check the sources
+        </p>
+        {controls}
+      </div>
     </div>
   );
 }

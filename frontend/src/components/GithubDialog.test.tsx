@@ -57,6 +57,15 @@ describe("GitHub token section", () => {
     expect(await githubAvailable()).toBe(true);
   });
 
+  it("on a server without GitHub tools, offers no token field", async () => {
+    const calls = scripted({ status: 200, body: { ...DISCONNECTED, available: false } });
+    const { root } = mount();
+    await vi.waitFor(() => expect(root.querySelector("[data-testid=github-unavailable]")).not.toBeNull());
+    expect(root.querySelector("#github-token")).toBeNull();
+    expect(root.textContent).not.toContain("search repositories");
+    expect(calls.map((c) => c.method)).toEqual(["GET"]);
+  });
+
   it("asks to be hidden when the server answers 404", async () => {
     scripted({ status: 404, body: { error: { code: "not_found", message: "Not Found" } } });
     const { onUnavailable } = mount();

@@ -99,6 +99,16 @@ export function GithubSection({ onUnavailable }: { onUnavailable: () => void }) 
     }
   }
 
+  if (state?.available === false) {
+    return (
+      <div class="modal-body github-section">
+        <p data-testid="github-unavailable">
+          This server has no GitHub tools (its operator has not configured the GitHub MCP server), so a GitHub token
+          would not be used.
+        </p>
+      </div>
+    );
+  }
   return (
     <div class="modal-body github-section">
       <p class="muted small">

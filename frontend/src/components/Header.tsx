@@ -1,7 +1,9 @@
 import type { RefObject } from "preact";
 import { useEffect, useRef, useState } from "preact/hooks";
 import type { Credits, User } from "../api/types";
+import { outOfCredits } from "../lib/credits";
 import { credits as creditsText } from "../lib/format";
+import { navigatePath } from "../lib/router";
 import { AccountMenu, type MenuItem } from "./AccountMenu";
 import { IconCoins, IconMenu } from "./icons";
 import { planName } from "./Sidebar";
@@ -35,14 +37,6 @@ export function Header({ title, credits, onMenu, menuOpen, user, accountItems, a
       <AccountMenu user={user} items={accountItems} buttonRef={accountButton} />
     </header>
   );
-}
-
-export function queryPrice(credits: Credits | null): number {
-  return credits?.prices.query ?? 5;
-}
-
-export function outOfCredits(credits: Credits | null): boolean {
-  return credits !== null && credits.balance < queryPrice(credits);
 }
 
 function CreditsBadge({ credits }: { credits: Credits | null }) {
@@ -109,6 +103,19 @@ function CreditsBadge({ credits }: { credits: Credits | null }) {
               </>
             )}
           </dl>
+          <p class="credits-more">
+            <a
+              href="/billing"
+              onClick={(event) => {
+                if (event.button !== 0 || event.metaKey || event.ctrlKey || event.shiftKey) return;
+                event.preventDefault();
+                setOpen(false);
+                navigatePath("/billing");
+              }}
+            >
+              Billing: your plan, packs and how to get more credits
+            </a>
+          </p>
           <h3>Prices</h3>
           <ul class="prices">
             <li>

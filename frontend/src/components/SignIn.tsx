@@ -1,7 +1,7 @@
 import { useEffect, useState } from "preact/hooks";
 import { api, ApiError } from "../api/client";
 import type { LocalLogin, User } from "../api/types";
-import { linkErrorMessage, LINK_REFUSED } from "../lib/session";
+import { ACCOUNT_DISABLED_NOTICE, linkErrorMessage, LINK_REFUSED } from "../lib/session";
 import { tokenFromInput } from "../lib/signInLink";
 import { Logo } from "./icons";
 
@@ -55,7 +55,9 @@ export function SignIn({ onSignedIn, notice, linkError: initialLinkError = null 
       () => api.signIn(value),
       (e) =>
         setError(
-          e instanceof ApiError && e.status === 401
+          e instanceof ApiError && e.code === "account_disabled"
+            ? ACCOUNT_DISABLED_NOTICE
+            : e instanceof ApiError && e.status === 401
             ? "That API key is not valid (or it was revoked)."
             : e instanceof ApiError
               ? e.message

@@ -33,7 +33,10 @@ function statusLabel(card: Card): string {
 /** One tool call, live: name, input, running → done/error, duration and credits; expands to the
  * summary the model keeps and, on request, the full result fetched by its item ID. */
 export function ToolCard({ card, conversationId, expanded, highlighted, onToggle }: Props) {
-  const [full, setFull] = useState<string | null>(null);
+  const [fetched, setFull] = useState<string | null>(null);
+  const full = fetched ?? card.fullText;
+  // A short result is its own summary: "Show full text" would only repeat what is shown.
+  const whole = card.summary !== null && card.fullText !== null && card.summary.trim() === card.fullText.trim();
   const [showFull, setShowFull] = useState(false);
   const [loading, setLoading] = useState(false);
   const [error, setError] = useState<string | null>(null);
@@ -106,9 +109,15 @@ export function ToolCard({ card, conversationId, expanded, highlighted, onToggle
             <pre class="tool-json">{JSON.stringify(card.input, null, 2)}</pre>
           </div>
           <div class="tool-section">
-            <h4>
-              Summary <span class="item-id">{card.summaryId}</span>
-            </h4>
+            {whole ? (
+              <h4>
+                Result <span class="item-id">{card.itemId}</span>
+              </h4>
+            ) : (
+              <h4>
+                Summary <span class="item-id">{card.summaryId}</span>
+              </h4>
+            )}
             {card.summary ? (
               <Markdown source={card.summary} class="tool-summary" />
             ) : (
@@ -121,6 +130,7 @@ export function ToolCard({ card, conversationId, expanded, highlighted, onToggle
               </p>
             )}
           </div>
+          {!whole && (
           <div class="tool-section">
             <button
               type="button"
@@ -146,6 +156,7 @@ export function ToolCard({ card, conversationId, expanded, highlighted, onToggle
               </div>
             )}
           </div>
+          )}
           {citations.length > 0 && <Citations citations={citations} />}
         </div>
       )}

@@ -1,10 +1,13 @@
 import { useState } from "preact/hooks";
 import { isActive, type Escalation, type PlanStep, type ToolCard as Card, type Turn as TurnState, type TurnError } from "../chat/state";
+import { useAccount } from "../lib/account";
+import { queryPrice } from "../lib/credits";
 import { copyText, credits as creditsText } from "../lib/format";
 import { dedupeCitations } from "../markdown/citations";
 import { Citations } from "./Citations";
 import { IconAlert, IconCheck, IconCopy, IconRetry, Logo } from "./icons";
 import { Markdown } from "./Markdown";
+import { OutOfCreditsHelp } from "./OutOfCredits";
 import { ToolCard } from "./ToolCard";
 import { CreditLimitNote, EscalationNote, PlanBlock } from "./TurnNotes";
 
@@ -104,6 +107,11 @@ export function Turn({ turn, conversationId, expanded, highlighted, onToggleTool
   );
 }
 
+/** The model said it cannot answer (`declined`, or a provider's `refusal`): the answer was free. */
+function declined(turn: TurnState): boolean {
+  return turn.stopReason === "declined" || turn.stopReason === "refusal";
+}
+
 function AnswerFooter({ turn }: { turn: TurnState }) {
   const [copied, setCopied] = useState(false);
   return (
@@ -117,6 +125,11 @@ function AnswerFooter({ turn }: { turn: TurnState }) {
         </span>
       )}
       {turn.status === "stopped" && <span class="answer-flag">Stopped</span>}
+      {declined(turn) && (
+        <span class="answer-flag" data-testid="not-charged">
+          Not charged: the model could not answer this
+        </span>
+      )}
       {turn.model && <span class="answer-model">{turn.model}</span>}
       <button
         type="button"
@@ -156,29 +169,30 @@ function errorTitle(error: TurnError): string {
 }
 
 function ErrorNotice({ error, onRetry, onDismiss }: { error: TurnError; onRetry: () => void; onDismiss: () => void }) {
+  const { credits: now, config } = useAccount();
   const credits = error.status === 402;
+  // Out of credits, "Try again" would fail at once: it is offered when the balance covers a question again.
+  const retry = !credits || (now !== null && now.balance >= (error.needed ?? queryPrice(now)));
   return (
     <div class={`turn-error ${credits ? "out-of-credits" : ""}`} role="alert" data-testid={credits ? "out-of-credits" : "turn-error"}>
       <div class="turn-error-head">
         <IconAlert />
-        <strong>{errorTitle(error)}</strong>
+        <strong>{credits && retry ? "Credits are back" : errorTitle(error)}</strong>
       </div>
-      {!(credits && error.balance !== undefined) && <p>{error.message}</p>}
-      {credits && (
-        <>
-          {error.balance !== undefined && error.needed !== undefined && (
-            <p class="credit-figures">
-              You have <strong>{creditsText(error.balance)}</strong>; a question needs <strong>{creditsText(error.needed)}</strong>.
-            </p>
-          )}
-          {error.howToGetMore && <p class="how-to">{error.howToGetMore}</p>}
-        </>
-      )}
+      {!credits && <p>{error.message}</p>}
+      {credits &&
+        (retry ? (
+          <p>You have {creditsText(now?.balance ?? 0)} again: send this message now.</p>
+        ) : (
+          <OutOfCreditsHelp credits={now} payments={config?.payments_enabled ?? false} needed={error.needed} />
+        ))}
       {error.refunded && <p class="muted small">You were not charged for this answer.</p>}
       <div class="turn-error-actions">
-        <button type="button" class="btn btn-small" onClick={onRetry}>
-          <IconRetry /> {credits ? "Try again" : "Retry"}
-        </button>
+        {retry && (
+          <button type="button" class="btn btn-small" onClick={onRetry}>
+            <IconRetry /> {credits ? "Try again" : "Retry"}
+          </button>
+        )}
         {error.kind === "refused" && (
           <button type="button" class="btn btn-small btn-ghost" onClick={onDismiss}>
             Dismiss

@@ -1,6 +1,6 @@
 import { useEffect, useState } from "preact/hooks";
 import { ApiError } from "../api/client";
-import type { Usage } from "../api/operations";
+import type { Usage, UsageQuery } from "../api/operations";
 import { tokens } from "../lib/charts";
 import { DailyCreditsChart, itemLabel, ToolMix } from "./Charts";
 import { Link } from "./Link";
@@ -17,6 +17,30 @@ const RANGES: [string, number][] = [
   ["30 days", 30],
   ["90 days", 90],
 ];
+
+/** A costly question (linked to its conversation) or discussion turn (linked to its discussion). */
+function QueryCell({ query, link }: { query: UsageQuery; link: boolean }) {
+  if (query.kind === "discussion") {
+    const turn = `turn ${query.query_id.replace(/^q/, "")}`;
+    if (query.title === null) return <span class="muted">(discussion deleted) · {turn}</span>;
+    const label = `Discussion: ${query.title} · ${turn}`;
+    return link ? <Link href={`/discussions/${encodeURIComponent(query.conversation_id)}`}>{label}</Link> : <>{label}</>;
+  }
+  const id = <span class="item-id">{query.query_id}</span>;
+  if (query.title === null) {
+    return (
+      <>
+        {query.question ?? <span class="muted">(conversation deleted)</span>} {id}
+      </>
+    );
+  }
+  const text = query.question ?? query.title;
+  return (
+    <>
+      {link ? <Link href={`/c/${encodeURIComponent(query.conversation_id)}`}>{text}</Link> : text} {id}
+    </>
+  );
+}
 
 function daysBack(n: number): string {
   return new Date(Date.now() - (n - 1) * 86_400_000).toISOString().slice(0, 10);
@@ -74,7 +98,7 @@ export function UsageView({ load, everyone = false }: Props) {
             <h2 id="usage-mix">Where they went</h2>
             <ToolMix items={usage.items} />
             {usage.items.length > 0 && (
-              <div class="table-wrap">
+              <div class="table-wrap" tabIndex={0} role="region" aria-label="Credits by tool">
                 <table class="data-table" data-testid="usage-items">
                   <thead>
                     <tr>
@@ -101,7 +125,7 @@ export function UsageView({ load, everyone = false }: Props) {
             {usage.models.length === 0 ? (
               <p class="muted">No model usage recorded in this period.</p>
             ) : (
-              <div class="table-wrap">
+              <div class="table-wrap" tabIndex={0} role="region" aria-label="Tokens by model">
                 <table class="data-table" data-testid="usage-models">
                   <thead>
                     <tr>
@@ -143,7 +167,7 @@ export function UsageView({ load, everyone = false }: Props) {
             {usage.top_queries.length === 0 ? (
               <p class="muted">No questions in this period.</p>
             ) : (
-              <div class="table-wrap">
+              <div class="table-wrap" tabIndex={0} role="region" aria-label="Questions that cost most">
                 <table class="data-table" data-testid="top-queries">
                   <thead>
                     <tr>
@@ -157,15 +181,10 @@ export function UsageView({ load, everyone = false }: Props) {
                     {usage.top_queries.map((query) => (
                       <tr key={`${query.conversation_id}:${query.query_id}`}>
                         <td>
-                          {query.title !== null && !everyone ? (
-                            <Link href={`/c/${encodeURIComponent(query.conversation_id)}`}>{query.question ?? query.title}</Link>
-                          ) : (
-                            (query.question ?? <span class="muted">(conversation deleted)</span>)
-                          )}{" "}
-                          <span class="item-id">{query.query_id}</span>
+                          <QueryCell query={query} link={!everyone} />
                         </td>
                         {everyone && <td>{query.email}</td>}
-                        <td>{query.day}</td>
+                        <td class="nowrap">{query.day}</td>
                         <td class="num">{query.credits}</td>
                       </tr>
                     ))}
@@ -177,7 +196,7 @@ export function UsageView({ load, everyone = false }: Props) {
           {everyone && usage.top_users.length > 0 && (
             <section class="page-section" aria-labelledby="usage-users">
               <h2 id="usage-users">Users who spent most</h2>
-              <div class="table-wrap">
+              <div class="table-wrap" tabIndex={0} role="region" aria-label="Users who spent most">
                 <table class="data-table" data-testid="top-users">
                   <thead>
                     <tr>

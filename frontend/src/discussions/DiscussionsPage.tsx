@@ -1,6 +1,10 @@
 import { useCallback, useEffect, useRef, useState } from "preact/hooks";
-import { ApiError } from "../api/client";
+import { ApiError, notFound } from "../api/client";
+import { ConfirmDialog } from "../components/ConfirmDialog";
+import { IconTrash } from "../components/icons";
 import { Link } from "../components/Link";
+import { OutOfCreditsHelp } from "../components/OutOfCredits";
+import { useAccount } from "../lib/account";
 import { relativeTime } from "../lib/format";
 import { navigatePath } from "../lib/router";
 import { discussions } from "./api";
@@ -38,6 +42,9 @@ export function DiscussionsPage({ discussionId, onCreditsChanged }: Props) {
   const [error, setError] = useState<string | null>(null);
   const [running, setRunning] = useState(false);
   const [reload, setReload] = useState(0);
+  const [deleting, setDeleting] = useState<Discussion | null>(null);
+  const [refused, setRefused] = useState(false); // 402: not enough credits for the first turn
+  const { credits, config } = useAccount();
   const controller = useRef<AbortController | null>(null);
 
   const refreshList = useCallback(async () => {
@@ -70,7 +77,14 @@ export function DiscussionsPage({ discussionId, onCreditsChanged }: Props) {
         if (detail.status === "running") again = setTimeout(() => setReload((n) => n + 1), 2000);
       },
       (e) => {
-        if ((e as Error).name !== "AbortError") setError(e instanceof ApiError ? e.message : "The discussion could not be loaded.");
+        if ((e as Error).name === "AbortError") return;
+        setError(
+          notFound(e)
+            ? "This discussion does not exist, or it was deleted."
+            : e instanceof ApiError
+              ? e.message
+              : "The discussion could not be loaded.",
+        );
       },
     );
     return () => {
@@ -85,6 +99,7 @@ export function DiscussionsPage({ discussionId, onCreditsChanged }: Props) {
     controller.current = abort;
     setRunning(true);
     setError(null);
+    setRefused(false);
     let view = startingView(request);
     setLive(view);
     try {
@@ -96,9 +111,11 @@ export function DiscussionsPage({ discussionId, onCreditsChanged }: Props) {
     } catch (e) {
       if ((e as Error).name === "AbortError") {
         setLive({ ...view, status: "stopped", stopReason: "cancelled" });
+      } else if (e instanceof ApiError && e.status === 402) {
+        setRefused(true);
+        setLive(null);
       } else if (e instanceof ApiError) {
-        const more = e.detail<string>("how_to_get_more");
-        setError(more ? `${e.message}. ${more}` : e.message);
+        setError(e.message);
         setLive(null);
       } else {
         setError("The connection was lost; the discussion keeps what was said so far.");
@@ -108,6 +125,23 @@ export function DiscussionsPage({ discussionId, onCreditsChanged }: Props) {
       setRunning(false);
       onCreditsChanged();
       void refreshList();
+    }
+  }
+
+  async function confirmDelete() {
+    const target = deleting;
+    setDeleting(null);
+    if (!target) return;
+    try {
+      await discussions.remove(target.id);
+      setList((now) => now?.filter((d) => d.id !== target.id) ?? null);
+      if (target.id === discussionId) {
+        setStored(null);
+        navigatePath("/discussions", true);
+      }
+      void refreshList();
+    } catch (e) {
+      setError(e instanceof ApiError ? e.message : "The discussion could not be deleted.");
     }
   }
 
@@ -127,6 +161,12 @@ export function DiscussionsPage({ discussionId, onCreditsChanged }: Props) {
           <p class="notice notice-error" role="alert">
             {error}
           </p>
+        )}
+        {refused && (
+          <div class="notice notice-error" role="alert" data-testid="out-of-credits">
+            <strong>You're out of credits</strong> for a discussion's first turn.
+            <OutOfCreditsHelp credits={credits} payments={config?.payments_enabled ?? false} needed={models?.discussions.turn_credits} />
+          </div>
         )}
         {!discussionId && !showingLive && models && (
           <section class="page-section">
@@ -153,15 +193,37 @@ export function DiscussionsPage({ discussionId, onCreditsChanged }: Props) {
           <ul class="discussion-list">
             {list?.map((d) => (
               <li key={d.id} class={d.id === discussionId ? "current" : ""}>
-                <Link href={pathOf(d.id)}>{d.title || d.goal}</Link>
-                <span class="muted small">
-                  {" "}
-                  · {STATUS[d.status] ?? d.status} · {d.turns_done}/{d.turns} turns · {d.credits_used} credits · {relativeTime(d.updated_at)}
+                <span class="discussion-entry">
+                  <Link href={pathOf(d.id)}>{d.title || d.goal}</Link>
+                  <span class="muted small">
+                    {" "}
+                    · {STATUS[d.status] ?? d.status} · {d.turns_done}/{d.turns} turns · {d.credits_used} credits ·{" "}
+                    {relativeTime(d.updated_at)}
+                  </span>
                 </span>
+                <button
+                  type="button"
+                  class="btn-icon btn-ghost danger"
+                  aria-label={`Delete “${d.title || d.goal}”`}
+                  title="Delete"
+                  disabled={d.status === "running"}
+                  onClick={() => setDeleting(d)}
+                >
+                  <IconTrash />
+                </button>
               </li>
             ))}
           </ul>
         </section>
+        <ConfirmDialog
+          open={deleting !== null}
+          title="Delete this discussion?"
+          message={`“${deleting?.title || deleting?.goal || ""}” and everything said in it will be deleted. This cannot be undone.`}
+          confirmLabel="Delete"
+          danger
+          onConfirm={() => void confirmDelete()}
+          onCancel={() => setDeleting(null)}
+        />
       </div>
     </main>
   );

@@ -75,3 +75,23 @@ export function tokens(n: number): string {
   if (n < 1_000_000) return `${(n / 1000).toFixed(n < 10_000 ? 1 : 0)}k`;
   return `${(n / 1_000_000).toFixed(1)}M`;
 }
+
+export interface MixRow {
+  height: number;
+  labelY: number;
+  barX: number;
+  barY: number;
+  barW: number;
+  valueY: number;
+}
+
+/** One row of the tool mix at `width` px: label, bar and value on one line when there is room;
+ * on a narrow screen the label goes above a full-width bar (text never has to shrink). */
+export function mixLayout(width: number): MixRow {
+  const value = 90; // room for "1,234 (100%)"
+  if (width >= 480) {
+    const label = Math.min(220, Math.round(width * 0.34));
+    return { height: 28, labelY: 18, barX: label, barY: 6, barW: Math.max(40, width - label - value - 8), valueY: 18 };
+  }
+  return { height: 44, labelY: 14, barX: 0, barY: 22, barW: Math.max(40, width - value - 8), valueY: 34 };
+}

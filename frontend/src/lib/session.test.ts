@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { LINK_REFUSED, LINK_UNAVAILABLE, resume } from "./session";
+import { ACCOUNT_DISABLED_NOTICE, LINK_REFUSED, LINK_UNAVAILABLE, resume, SESSION_ENDED, sessionEndedNotice } from "./session";
 
 const USER = { id: "u1", email: "local@localhost", plan: "free" };
 
@@ -58,5 +58,21 @@ describe("resume", () => {
     expect(await resume(null)).toEqual({ state: "signed_out", notice: null, linkError: null });
     routes({ "GET /api/me": { status: 503, body: { error: { code: "not_ready", message: "the database is not ready" } } } });
     expect(await resume(null)).toEqual({ state: "signed_out", notice: "the database is not ready", linkError: null });
+  });
+
+  it("says the account is disabled when its session's owner was disabled", async () => {
+    const disabled = { status: 401, body: { error: { code: "account_disabled", message: "this account is disabled" } } };
+    routes({ "GET /api/me": disabled });
+    expect(await resume(null)).toEqual({ state: "signed_out", notice: ACCOUNT_DISABLED_NOTICE, linkError: null });
+    routes({ "GET /api/me": UNAUTHORIZED, "POST /api/auth/local": disabled });
+    expect(await resume("T".repeat(43))).toEqual({ state: "signed_out", notice: null, linkError: ACCOUNT_DISABLED_NOTICE });
+    expect(ACCOUNT_DISABLED_NOTICE).toContain("disabled");
+  });
+});
+
+describe("sessionEndedNotice", () => {
+  it("tells a disabled account from a session that just ended", () => {
+    expect(sessionEndedNotice("account_disabled")).toBe(ACCOUNT_DISABLED_NOTICE);
+    expect(sessionEndedNotice("unauthorized")).toBe(SESSION_ENDED);
   });
 });

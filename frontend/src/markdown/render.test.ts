@@ -172,6 +172,21 @@ describe("renderMarkdown: code, tables and item references", () => {
     expect(root.querySelector("[style]")).toBeNull();
   });
 
+  it("makes what may scroll sideways (code blocks, tables) reachable with the keyboard", () => {
+    const root = dom("```python\nx = 1\n```\n\n| a |\n|---|\n| 1 |");
+    expect(root.querySelector("pre")!.getAttribute("tabindex")).toBe("0");
+    expect(root.querySelector("pre")!.getAttribute("aria-label")).toBe("python code");
+    expect(root.querySelector(".table-wrap")!.getAttribute("tabindex")).toBe("0");
+  });
+
+  it("keeps line breaks: tool output is lines, not a paragraph to reflow", () => {
+    const root = dom("commit abc123\nAuthor: Ada <ada@example.com>\nDate: Mon\n\nexit code 0 · 0.30 s\nstdout:\nhello");
+    const paragraphs = Array.from(root.querySelectorAll("p"));
+    expect(paragraphs).toHaveLength(2);
+    expect(paragraphs[0].querySelectorAll("br")).toHaveLength(2);
+    expect(paragraphs[1].innerHTML).toBe("exit code 0 · 0.30 s<br>\nstdout:<br>\nhello");
+  });
+
   it("turns [q3-t1] references into buttons, but not inside code or links", () => {
     const root = dom("Here [q2-t1] and [ID:q1-r-sum], also [q3-t1, q3-t2]. `[q9-t9]` [q4](https://x.example)");
     const refs = Array.from(root.querySelectorAll("button.item-ref")).map((b) => b.getAttribute("data-item-ref"));

@@ -26,11 +26,13 @@ const SAFE_IMAGE = /^data:image\/(?:png|gif|jpe?g|webp);base64,[a-z0-9+/=\s]+$/i
 const SAFE_LINK = /^(?:https?:|mailto:)/i;
 const ITEM_REF = /\[(?:ID:\s*)?(q\d+(?:-(?:t\d+|r))?(?:-sum)?(?:\s*,\s*(?:ID:\s*)?q\d+(?:-(?:t\d+|r))?(?:-sum)?)*)\]/g;
 
+// `breaks`: a line break is a line break. Tool output (git log, a program's output) and answers
+// quoting it are lines, not paragraphs to reflow.
 const md = new MarkdownIt({
   html: false,
   linkify: true,
   typographer: false,
-  breaks: false,
+  breaks: true,
   highlight: (code, lang) => highlight(code, lang),
 });
 
@@ -100,6 +102,7 @@ function decorate(body: HTMLElement, options: RenderOptions): void {
   for (const table of Array.from(body.querySelectorAll("table"))) {
     const wrap = doc.createElement("div");
     wrap.className = "table-wrap";
+    wrap.tabIndex = 0; // it may scroll sideways: reachable with the keyboard
     table.replaceWith(wrap);
     wrap.appendChild(table);
   }
@@ -141,6 +144,9 @@ function wrapCode(doc: Document, pre: Element): void {
   copy.setAttribute("aria-label", `Copy ${language || "code"} to the clipboard`);
   copy.textContent = "Copy";
   bar.append(lang, copy);
+  // A long line scrolls sideways: the block must be reachable with the keyboard to scroll it.
+  (pre as HTMLElement).tabIndex = 0;
+  pre.setAttribute("aria-label", `${language || "text"} code`);
   pre.replaceWith(block);
   block.append(bar, pre);
 }

@@ -187,3 +187,46 @@ async def test_leaving_before_anything_was_produced_still_refunds_everything(mak
     await stream.aclose()
     assert await services.credits.balance(user_id=user.id) == 50
     assert await services.conversations.page(user_id=user.id, limit=10, offset=0) == ([], 0)
+
+
+def declined(text: str = "I cannot answer that offline.") -> list[Any]:
+    """An answer the model says is no answer (as the offline model does without a way to help)."""
+    return [TextDelta(text), StreamEnd("end_turn", declined=True)]
+
+
+async def test_an_answer_the_model_declines_to_give_is_free_but_kept(make: Any) -> None:
+    services, _ = make(declined())
+    user = (await make_user(services)).user
+    outcome = await ask(services, user)
+    end = outcome.end
+    assert end is not None and end.stop_reason == "declined"
+    assert (end.credits_used, end.credits_remaining) == (0, 50)
+    assert await services.credits.balance(user_id=user.id) == 50
+    items = await services.history.items(user_id=user.id, conversation_id=end.conversation_id)
+    response = next(i for i in items if i.item_id == "q1-r")
+    assert response.content == "I cannot answer that offline." and response.credits == 0
+    sums = await services.credits.ledger_sums(user_id=user.id)
+    assert sums.get("daily", 0) == 50  # the refund is in the ledger: its sum is the balance
+
+
+async def test_a_providers_refusal_is_free_too(make: Any) -> None:
+    services, _ = make([TextDelta("I can't help with that."), StreamEnd("refusal")])
+    user = (await make_user(services)).user
+    outcome = await ask(services, user)
+    assert outcome.end is not None and (outcome.end.stop_reason, outcome.end.credits_used) == ("refusal", 0)
+    assert await services.credits.balance(user_id=user.id) == 50
+
+
+async def test_declining_after_tools_ran_refunds_only_the_base_price(make: Any) -> None:
+    services, _ = make(calls(call("cheap", {"n": 1})), declined("the tool did not help me"))
+    user = (await make_user(services)).user
+    outcome = await ask(services, user)
+    assert outcome.end is not None and outcome.end.credits_used == OTHER_TOOL_COST
+    assert await services.credits.balance(user_id=user.id) == 50 - OTHER_TOOL_COST
+
+
+async def test_an_ordinary_answer_still_costs_the_base_price(make: Any) -> None:
+    services, _ = make([TextDelta("An answer."), StreamEnd("end_turn")])
+    user = (await make_user(services)).user
+    outcome = await ask(services, user)
+    assert outcome.end is not None and (outcome.end.stop_reason, outcome.end.credits_used) == ("end_turn", BASE_COST)

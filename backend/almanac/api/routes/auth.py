@@ -10,7 +10,7 @@ from typing import Annotated
 from fastapi import APIRouter, Cookie, Request, Response
 from pydantic import BaseModel, Field
 
-from almanac.api.deps import ServicesDep, require_same_origin
+from almanac.api.deps import ServicesDep, account_disabled, require_same_origin
 from almanac.api.errors import ApiError
 from almanac.api.guards import SESSION_COOKIE
 from almanac.api.responses import errors
@@ -55,7 +55,13 @@ def _set_cookie(response: Response, token: str, services: ServicesDep, request: 
 @router.post(
     "/session",
     response_model=UserPublic,
-    responses=errors(401, 403, 422, e401="invalid or revoked API key", e403="sent from another site's page"),
+    responses=errors(
+        401,
+        403,
+        422,
+        e401="invalid or revoked API key (`account_disabled`: its owner was disabled)",
+        e403="sent from another site's page",
+    ),
 )
 async def sign_in(body: SessionCreate, request: Request, response: Response, services: ServicesDep) -> UserPublic:
     """Exchange an API key for a session cookie (HttpOnly, SameSite=Strict). The session ends when
@@ -63,6 +69,8 @@ async def sign_in(body: SessionCreate, request: Request, response: Response, ser
     require_same_origin(request, when_absent=False)
     identity = await services.accounts.identify(body.api_key.strip())
     if identity is None:
+        if await services.accounts.is_disabled(api_key=body.api_key.strip()):
+            raise account_disabled()
         raise ApiError(401, "unauthorized", "invalid or revoked API key", field="api_key")
     user = identity.user
     token = await services.accounts.open_session(
@@ -84,7 +92,13 @@ async def local_login_available(services: ServicesDep) -> LocalLoginPublic:
 @router.post(
     "/local",
     response_model=UserPublic,
-    responses=errors(403, 422, e403="not offered here, a wrong or used token, or sent from another site's page"),
+    responses=errors(
+        401,
+        403,
+        422,
+        e401="the local user is disabled (`account_disabled`)",
+        e403="not offered here, a wrong or used token, or sent from another site's page",
+    ),
 )
 async def sign_in_locally(
     body: LocalSessionCreate, request: Request, response: Response, services: ServicesDep
@@ -106,6 +120,8 @@ async def sign_in_locally(
         user = await services.accounts.by_email(services.settings.local_user_email)
     except UnknownUser:
         raise ApiError(403, "local_login_unavailable", "this server has no local user") from None
+    if user.disabled_at is not None:
+        raise account_disabled()
     token = await services.accounts.open_session(user_id=user.id, ttl_s=services.settings.session_ttl_s)
     _set_cookie(response, token, services, request)
     return public_user(user)

@@ -1,4 +1,5 @@
-"""The caller's conversations: list, read both tracks, fetch one item, rename, delete."""
+"""The caller's conversations: list, read both tracks, fetch one item, rename or choose the answer
+strategy, delete."""
 
 from __future__ import annotations
 
@@ -32,6 +33,7 @@ def _public(conversation: ConversationRecord) -> ConversationPublic:
         query_count=conversation.query_counter,
         created_at=conversation.created_at,
         updated_at=conversation.updated_at,
+        strategy=conversation.strategy,  # type: ignore[arg-type]
     )
 
 
@@ -48,6 +50,7 @@ def _item(item: ItemRecord) -> ItemPublic:
         credits=item.credits,
         duration_ms=item.duration_ms,
         created_at=item.created_at,
+        model=item.model,
     )
 
 
@@ -100,16 +103,19 @@ async def get_item(
 @router.patch(
     "/{conversation_id}", response_model=ConversationPublic, responses=errors(401, 403, 404, 422, e404=_NO_SUCH)
 )
-async def rename_conversation(
+async def update_conversation(
     conversation_id: ConversationIdPath, body: ConversationUpdate, user: CurrentUser, services: ServicesDep
 ) -> ConversationPublic:
-    """Rename a conversation."""
-    renamed = await services.conversations.rename(
-        user_id=user.id, conversation_id=conversation_id, title=body.title.strip()
-    )
-    if renamed is None:
+    """Rename a conversation, or choose how its questions are answered (`strategy`; null: the default)."""
+    changes: dict[str, str | None] = {}
+    if "title" in body.model_fields_set:
+        changes["title"] = body.title.strip()
+    if "strategy" in body.model_fields_set:
+        changes["strategy"] = body.strategy
+    updated = await services.conversations.update(user_id=user.id, conversation_id=conversation_id, changes=changes)
+    if updated is None:
         raise _missing(conversation_id)
-    return _public(renamed)
+    return _public(updated)
 
 
 @router.delete(

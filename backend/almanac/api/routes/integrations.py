@@ -18,8 +18,18 @@ router = APIRouter(prefix="/api/integrations", tags=["account"])
 _PUT_REFUSALS: dict[int | str, dict[str, Any]] = {
     **errors(401, 403),
     422: {"model": ErrorPublic, "description": "the token cannot be a GitHub token (`error.fields` says why)"},
-    409: {"description": "this server does not keep users' own tokens (its operator has not set SECRET_KEY)"},
+    409: {
+        "model": ErrorPublic,
+        "description": "this server has no GitHub tools (`github_unavailable`), or does not keep users' own tokens "
+        "(`integration_tokens_disabled`: its operator has not set SECRET_KEY)",
+    },
 }
+
+
+def github_available(services: Services) -> bool:
+    """Whether a started MCP server runs GitHub tools with each user's own token (else there is
+    nothing a token of theirs would be used for)."""
+    return services.mcp is not None and "github" in services.mcp.integrations()
 
 
 def _vault(services: Services) -> TokenVault:
@@ -35,6 +45,7 @@ def _public(status: TokenStatus, services: Services) -> IntegrationPublic:
         masked=status.masked,
         updated_at=status.updated_at,
         shared_token_available=settings.github_shared_token and settings.github_personal_access_token is not None,
+        available=github_available(services),
     )
 
 
@@ -50,7 +61,14 @@ async def get_github(user: CurrentUser, services: ServicesDep) -> IntegrationPub
 @router.put("/github", response_model=IntegrationPublic, responses=_PUT_REFUSALS)
 async def put_github(body: IntegrationTokenUpdate, user: CurrentUser, services: ServicesDep) -> IntegrationPublic:
     """Connect (or replace) the caller's GitHub token: the GitHub tools then run with it. It is
-    stored encrypted and shown only masked from now on."""
+    stored encrypted and shown only masked from now on. Refused (409) where no GitHub tools run."""
+    if not github_available(services):
+        raise ApiError(
+            409,
+            "github_unavailable",
+            "this server has no GitHub tools (its GitHub MCP server is not configured), so a GitHub token would "
+            "not be used",
+        )
     try:
         status = await _vault(services).connect(user_id=user.id, integration="github", token=body.token)
     except MalformedToken as exc:

@@ -102,8 +102,11 @@ class OfflineModel:
         query = _strip_prefix(request.messages[query_index].text)
         results = _tool_results(request.messages[query_index + 1 :])
         if results or request.tool_choice == "none" or not request.tools:
-            answer = _answer_from_results(results) if results else _direct_answer(query, request)
-            async for event in self._say(answer, request):
+            if results:  # quoting only errors is no answer either
+                answer, declined = _answer_from_results(results), all(result.is_error for _, result in results)
+            else:
+                answer, declined = _direct_answer(query, request)
+            async for event in self._say(answer, request, declined=declined):
                 yield event
             return
         situation = Situation(
@@ -114,7 +117,8 @@ class OfflineModel:
         )
         planned = next((calls for rule in self.rules if (calls := rule(situation))), [])
         if not planned:
-            async for event in self._say(_direct_answer(query, request), request):
+            answer, declined = _direct_answer(query, request)
+            async for event in self._say(answer, request, declined=declined):
                 yield event
             return
         turn = sum(1 for m in request.messages if m.role == "assistant")
@@ -125,7 +129,7 @@ class OfflineModel:
             yield ToolCallReady(block)
         yield StreamEnd("tool_use")
 
-    async def _say(self, text: str, request: ModelRequest) -> AsyncIterator[ModelEvent]:
+    async def _say(self, text: str, request: ModelRequest, *, declined: bool = False) -> AsyncIterator[ModelEvent]:
         words = text.split(" ")
         for index, word in enumerate(words):
             yield TextDelta(word if index == len(words) - 1 else word + " ")
@@ -133,7 +137,7 @@ class OfflineModel:
                 await asyncio.sleep(self._delay)
             elif index % 64 == 63:
                 await asyncio.sleep(0)
-        yield StreamEnd("end_turn")
+        yield StreamEnd("end_turn", declined=declined)
 
 
 def _current_query_index(messages: Sequence[Message]) -> int:
@@ -228,9 +232,10 @@ def _long_answer(query: str) -> str:
     return "\n".join(parts)
 
 
-def _direct_answer(query: str, request: ModelRequest) -> str:
+def _direct_answer(query: str, request: ModelRequest) -> tuple[str, bool]:
+    """The answer to a query no tool served, and whether it declines (says it cannot answer)."""
     if _LONG.search(query):
-        return _long_answer(query)
+        return _long_answer(query), False
     tools = sorted(spec.name for spec in request.tools)
     abilities = []
     if "retrieve_full_context" in tools:
@@ -252,7 +257,7 @@ def _direct_answer(query: str, request: ModelRequest) -> str:
     ]
     if abilities:
         lines += ["", "What I can do offline: " + "; ".join(abilities) + "."]
-    return "\n".join(lines)
+    return "\n".join(lines), True
 
 
 def _item_text(prompt: str) -> str:

@@ -1,6 +1,7 @@
 """The offline model: deterministic, honest that it is offline, picks tools by intent, quotes results."""
 
 from almanac.llm.base import complete
+from almanac.llm.events import StreamEnd
 from almanac.llm.messages import Message, ModelRequest, ToolResultBlock, ToolSpec, ToolUseBlock
 from almanac.llm.providers.offline import OfflineModel
 from almanac.tools.builtin.full_context import FullContextTool
@@ -24,6 +25,43 @@ async def test_without_a_matching_intent_it_says_it_is_offline_and_quotes_the_qu
     assert response.tool_calls == ()
     assert "offline model" in response.text and "> What is the capital of France?" in response.text
     assert "ANTHROPIC_API_KEY" in response.text
+
+
+async def test_saying_it_cannot_answer_is_declared_as_declining() -> None:
+    events = [e async for e in OfflineModel().stream(ask("What is the capital of France?"))]
+    assert events[-1] == StreamEnd("end_turn", declined=True)
+
+
+async def test_answers_it_does_give_are_not_declined() -> None:
+    tour = [e async for e in OfflineModel().stream(ask("Give me a detailed tour of how Almanac works"))]
+    assert tour[-1] == StreamEnd("end_turn", declined=False)
+    call = ToolUseBlock("toolu_1", "retrieve_full_context", {"id": "q1-r"})
+    quoted = ModelRequest(
+        "sys",
+        (
+            Message.user("[ID:q2] Show me the full code from earlier"),
+            Message("assistant", (call,)),
+            Message("user", (ToolResultBlock("toolu_1", "[ID:q2-t1] [ID:q1-r] Full text:\ndef retry(): ..."),)),
+        ),
+        (FULL,),
+    )
+    assert [e async for e in OfflineModel().stream(quoted)][-1] == StreamEnd("end_turn", declined=False)
+
+
+async def test_quoting_only_errors_is_declining_too() -> None:
+    call = ToolUseBlock("toolu_1", "retrieve_full_context", {"id": "q9-r"})
+    failed = ModelRequest(
+        "sys",
+        (
+            Message.user("[ID:q2] Show me the full answer of q9"),
+            Message("assistant", (call,)),
+            Message("user", (ToolResultBlock("toolu_1", "[ID:q2-t1] There is no item q9-r.", is_error=True),)),
+        ),
+        (FULL,),
+    )
+    events = [e async for e in OfflineModel().stream(failed)]
+    assert events[-1] == StreamEnd("end_turn", declined=True)
+    assert "reported a problem" in "".join(getattr(e, "text", "") for e in events)
 
 
 async def test_asking_for_the_full_answer_from_earlier_fetches_it_by_id() -> None:
