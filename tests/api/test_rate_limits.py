@@ -16,7 +16,8 @@ from tests.support import api_client, make_user
 
 from almanac.main import create_app
 
-ASK = {"message": "How do I cancel an asyncio task?"}
+ASK = {"message": "Give me a long tour"}  # an answer the offline model gives (and charges for) without tools
+SHORT = {"message": "How do I cancel an asyncio task?"}  # a short answer (declined here: no documentation index)
 GATEWAY = {"model": "claude-haiku-4-5", "max_tokens": 64, "messages": [{"role": "user", "content": "hello"}]}
 
 
@@ -91,7 +92,7 @@ async def test_open_streams_are_capped_per_user_and_a_slot_frees_when_a_stream_e
         async with httpx.AsyncClient(base_url=base, timeout=60, headers={"Host": "localhost"}) as http:
             async with AsyncExitStack() as streams:
                 chat = await streams.enter_async_context(
-                    http.stream("POST", "/api/chat/stream", json=ASK, headers=bearer)
+                    http.stream("POST", "/api/chat/stream", json=SHORT, headers=bearer)
                 )
                 gateway = await streams.enter_async_context(
                     http.stream("POST", "/v1/messages", json={**GATEWAY, "stream": True}, headers=gateway_headers)
@@ -103,20 +104,20 @@ async def test_open_streams_are_capped_per_user_and_a_slot_frees_when_a_stream_e
                 scraped = (await http.get("/metrics", headers={"Authorization": "Bearer " + "t" * 20})).text
                 assert value(scraped, "almanac_active_streams", kind="chat") == 1
                 assert value(scraped, "almanac_active_streams", kind="gateway") == 1
-                third = await http.post("/api/chat", json=ASK, headers={**bearer, "Accept": "text/event-stream"})
+                third = await http.post("/api/chat", json=SHORT, headers={**bearer, "Accept": "text/event-stream"})
                 assert third.status_code == 429 and third.json()["error"]["limit"] == "streams"
                 assert third.headers["retry-after"] == "5"
                 refused = await http.post("/v1/messages", json={**GATEWAY, "stream": True}, headers=gateway_headers)
                 assert refused.status_code == 429 and refused.json()["error"]["type"] == "rate_limit_error"
-                assert (await http.post("/api/chat", json=ASK, headers=bearer)).status_code == 200  # not a stream
+                assert (await http.post("/api/chat", json=SHORT, headers=bearer)).status_code == 200  # not a stream
                 others = {"Authorization": f"Bearer {other.api_key}"}
-                assert (await http.post("/api/chat/stream", json=ASK, headers=others)).status_code == 200
+                assert (await http.post("/api/chat/stream", json=SHORT, headers=others)).status_code == 200
                 scraped = (await http.get("/metrics", headers={"Authorization": "Bearer " + "t" * 20})).text
                 assert value(scraped, "almanac_rate_limited_total", limit="streams") == 2
                 await chat.aclose()  # the client leaves: its slot is given back
                 status = 429
                 for _ in range(100):  # bounded wait for the server to notice the disconnect
-                    again = await http.post("/api/chat/stream", json=ASK, headers=bearer)
+                    again = await http.post("/api/chat/stream", json=SHORT, headers=bearer)
                     status = again.status_code
                     if status == 200:
                         break

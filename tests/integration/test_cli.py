@@ -113,7 +113,9 @@ def test_serve_on_embedded_defaults_and_restart(tmp_path: Path) -> None:
         key = key_file.read_text().strip()
         headers = {"Authorization": f"Bearer {key}"}
         reply = httpx.post(f"http://127.0.0.1:{port}/api/chat", json={"message": "hello"}, headers=headers, timeout=30)
-        assert reply.status_code == 200 and reply.json()["credits_remaining"] == 45
+        # The offline model cannot answer small talk: it says so, and saying so costs nothing.
+        assert reply.status_code == 200 and reply.json()["stop_reason"] == "declined"
+        assert reply.json()["credits_remaining"] == 50
         conversation = reply.json()["conversation_id"]
         deadline = time.monotonic() + 30
         while True:  # the background index build finishes within seconds for one file
@@ -127,6 +129,7 @@ def test_serve_on_embedded_defaults_and_restart(tmp_path: Path) -> None:
                 break
             time.sleep(0.5)
         assert answer["tools_used"] == ["retrieve_documentation"] and "pg_dump nightly" in answer["response"]
+        assert answer["stop_reason"] == "end_turn" and answer["credits_used"] > 0  # an answer is charged
     finally:
         log = stop(first)
     assert re.search(r"chat model\s+offline / almanac-offline", log) and "database" in log

@@ -26,7 +26,7 @@ from almanac.auth.service import AccountService, NewUser
 from almanac.billing.ledger import CreditService
 from almanac.storage.db import Database
 
-ASK = {"message": "How do I cancel an asyncio task?"}
+ASK = {"message": "Give me a long tour"}  # a long answer the offline model gives (and charges for) without tools
 GATEWAY = {
     "model": "claude-haiku-4-5",
     "max_tokens": 64,
@@ -188,7 +188,7 @@ async def refuses_connections(url: str) -> bool:
 
 
 async def test_answers_that_finish_within_the_grace_period_complete_normally(start: Any, postgres_url: str) -> None:
-    server = start(OFFLINE_TOKEN_DELAY_MS="40", SHUTDOWN_GRACE_S="60")
+    server = start(OFFLINE_TOKEN_DELAY_MS="4", SHUTDOWN_GRACE_S="60")  # 680 words: about 3 s
     users = await new_users(postgres_url, CHATS)
     refused: list[bool] = []
 

@@ -84,17 +84,17 @@ async def test_two_processes_on_one_database_serve_the_same_users_at_once(
         async with httpx.AsyncClient() as http:
             shared: dict[str, str] = {}
             for user in users:  # one conversation per user, shared by concurrent requests below
-                _, status, body = await post(http, servers[0], user.api_key, {"message": "first question"})
+                _, status, body = await post(http, servers[0], user.api_key, {"message": "first question: a long tour"})
                 assert status == 200
                 shared[user.user.id] = body["conversation_id"]
             requests = []
             for user in users:
                 for i in range(SHARED_MESSAGES):
-                    message = "Show me the full answer from earlier" if i % 2 else f"shared question {i}"
+                    message = "Show me the full answer from earlier" if i % 2 else f"shared question {i}: a long tour"
                     body = {"message": message, "conversation_id": shared[user.user.id]}
                     requests.append((user, post(http, servers[i % 2], user.api_key, body)))
                 for i in range(NEW_CONVERSATIONS):
-                    requests.append((user, post(http, servers[(i + 1) % 2], user.api_key, {"message": f"q{i}"})))
+                    requests.append((user, post(http, servers[(i + 1) % 2], user.api_key, {"message": f"q{i}: a long tour"})))
             results = await asyncio.gather(*(request for _, request in requests))
 
             statuses = Counter(status for _, status, _ in results)

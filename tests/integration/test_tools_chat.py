@@ -69,7 +69,9 @@ async def test_the_workspace_tools_and_the_code_share_the_users_files(
     read = (await http.post("/api/chat", json={"message": "read notes.txt", "conversation_id": conversation})).json()
     assert read["tools_used"] == ["read_file"] and "hello from almanac" in read["response"]
     missing = (await http.post("/api/chat", json={"message": "read other.txt", "conversation_id": conversation})).json()
-    assert missing["tool_results"][0]["credits"] == 0 and missing["credits_used"] == 5  # nothing found: free
+    assert missing["tool_results"][0]["credits"] == 0  # nothing found: the tool is free
+    # and an answer that only reports the failure is declined: free too
+    assert (missing["stop_reason"], missing["credits_used"]) == ("declined", 0)
     [folder] = (tmp_path / "data" / "workspaces").iterdir()  # the user's own, private
     assert (folder / "notes.txt").read_text() == "hello from almanac" and folder.stat().st_mode & 0o777 == 0o700
 
