@@ -94,7 +94,8 @@ async def test_two_processes_on_one_database_serve_the_same_users_at_once(
                     body = {"message": message, "conversation_id": shared[user.user.id]}
                     requests.append((user, post(http, servers[i % 2], user.api_key, body)))
                 for i in range(NEW_CONVERSATIONS):
-                    requests.append((user, post(http, servers[(i + 1) % 2], user.api_key, {"message": f"q{i}: a long tour"})))
+                    body = {"message": f"q{i}: a long tour"}
+                    requests.append((user, post(http, servers[(i + 1) % 2], user.api_key, body)))
             results = await asyncio.gather(*(request for _, request in requests))
 
             statuses = Counter(status for _, status, _ in results)

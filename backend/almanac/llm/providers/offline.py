@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 from almanac.llm.events import ModelEvent, StreamEnd, TextDelta, ToolCallReady
 from almanac.llm.messages import Message, ModelRequest, TextBlock, ToolResultBlock, ToolUseBlock
+from almanac.llm.providers.offline_docs import compact_answer
 from almanac.llm.providers.offline_intents import (
     KnownItem,
     PlannedCall,
@@ -30,6 +31,7 @@ from almanac.memory.summarise import extractive_summary
 from almanac.text.marking import unwrap_data
 
 MAX_QUOTE_CHARS = 20_000
+_QUOTING = "(Offline model: I quote what the tools returned rather than reason about it.)"
 
 
 @dataclass(frozen=True)
@@ -166,12 +168,17 @@ def _tool_results(messages: Sequence[Message]) -> list[tuple[ToolUseBlock | None
 
 
 def _answer_from_results(results: Sequence[tuple[ToolUseBlock | None, ToolResultBlock]]) -> str:
-    parts = ["(Offline model: I quote what the tools returned rather than reason about it.)"]
+    parts: list[str] = []
     for call, result in results:
         item_id, _, body = result.content.partition("] ")
         body = unwrap_data(body)  # the answer quotes the result to a person: no data marker
         cite = item_id.removeprefix("[ID:") if item_id.startswith("[ID:") else "tool result"
         name = call.name if call else "a tool"
+        if not result.is_error and name == "retrieve_documentation" and (compact := compact_answer(body, cite)):
+            parts.append(compact)  # the best passage first, compactly; the others as links
+            continue
+        if not parts or parts[0] != _QUOTING:
+            parts.insert(0, _QUOTING)
         if result.is_error:
             parts.append(f"**{name}** reported a problem [{cite}]: {body.strip()}")
             continue

@@ -149,3 +149,39 @@ async def test_its_usage_is_counted_with_the_shared_estimate_and_marked_estimate
     assert answer.usage.estimated and answer.usage.input_tokens > 0 and answer.usage.output_tokens > 0
     calling = await complete(OfflineModel(), ask("Show me the full code from earlier"))
     assert calling.tool_calls and calling.usage.estimated and calling.usage.output_tokens > 0
+
+
+async def test_a_documentation_result_is_answered_with_the_best_passage_first_and_compactly() -> None:
+    call = ToolUseBlock("toolu_1", "retrieve_documentation", {"query": "split a string with a regex"})
+    passages = "\n\n".join(
+        f"### {n}. {name}\nLibrary: /python/re · Source: https://docs.python.org/3.11/library/re.html#{name}\n\n"
+        f"### `{name}(pattern, string)`\n\n{summary}\n\nA second paragraph that stays out of the short list."
+        for n, (name, summary) in enumerate(
+            [
+                ("re.split", "Split the source string by the occurrences of the pattern."),
+                ("re.sub", "Return the string obtained by replacing."),
+            ],
+            start=1,
+        )
+    )
+    body = f"[ID:q1-t1] Documentation for **re** (`/python/re`) from local: 2 passages.\n\n{passages}"
+    request = ModelRequest(
+        "sys",
+        (
+            Message.user("[ID:q1] How do I split a string with a regular expression?"),
+            Message("assistant", (call,)),
+            Message("user", (ToolResultBlock("toolu_1", body),)),
+        ),
+        (FULL,),
+    )
+    response = await complete(OfflineModel(), request)
+    assert (
+        response.text.split("\n\n")[1]
+        == "**`re.split`** — [source](https://docs.python.org/3.11/library/re.html#re.split)"
+    )
+    assert "```python\nre.split(pattern, string)\n```" in response.text
+    assert (
+        "- [`re.sub`](https://docs.python.org/3.11/library/re.html#re.sub) — Return the string obtained by replacing."
+        in response.text
+    )
+    assert "I quote what the tools returned" not in response.text and "### 2." not in response.text  # no raw dump

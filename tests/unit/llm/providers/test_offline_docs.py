@@ -1,0 +1,96 @@
+"""The offline model's documentation answer leads with the best passage, compactly, and links the rest."""
+
+from __future__ import annotations
+
+from almanac.llm.providers.offline_docs import compact_answer, merge_by_symbol, parse_passages
+
+TASK = "https://docs.python.org/3.11/library/asyncio-task.html"
+RESULT = f"""Documentation for **asyncio** (`/python/asyncio`) from local: 4 passages on "cancel a task".
+
+### 1. Module `asyncio.tasks` > class `asyncio.tasks.Task(x)` > `asyncio.tasks.Task.cancel(self, msg=None)`
+Library: /python/asyncio · Source: {TASK}#asyncio.Task.cancel
+
+### `asyncio.tasks.Task.cancel(self, msg=None)`
+
+Request that this task cancel itself.
+
+This arranges for a CancelledError to be thrown into the wrapped coroutine.
+
+```python
+>>> task.cancel()
+True
+```
+
+### 2. Module `asyncio.tasks` > class `asyncio.tasks.Task(x)` > `asyncio.tasks.Task.cancel(self, msg=None)`
+Library: /python/asyncio · Source: {TASK}#asyncio.Task.cancel
+
+Immediately after this method is called, Task.cancelled() will not return True.
+
+### 3. Module `asyncio.tasks` > class `asyncio.tasks.Task(x)` > `asyncio.tasks.Task.cancelling(self)`
+Library: /python/asyncio · Source: {TASK}#asyncio.Task.cancelling
+
+### `asyncio.tasks.Task.cancelling(self)`
+
+Return the count of the task's cancellation requests. This count is incremented when .cancel() is called.
+
+### 4. Module `asyncio.tasks` > class `asyncio.tasks.Task(x)` > `asyncio.tasks.Task.cancel(self, msg=None)`
+Library: /python/asyncio · Source: {TASK}#asyncio.Task.cancel
+
+Immediately after this method is called, Task.cancelled() will not return True."""
+
+
+def test_passages_are_read_with_their_titles_libraries_and_links() -> None:
+    passages = parse_passages(RESULT)
+    assert len(passages) == 4
+    assert passages[2].library == "/python/asyncio" and passages[2].url == f"{TASK}#asyncio.Task.cancelling"
+    assert passages[2].name == "asyncio.Task.cancelling"  # the public name, from the link's anchor
+    assert passages[1].text == "Immediately after this method is called, Task.cancelled() will not return True."
+
+
+def test_pieces_of_one_symbol_merge_and_repeated_text_shows_once() -> None:
+    merged = merge_by_symbol(parse_passages(RESULT))
+    assert [p.name for p in merged] == ["asyncio.Task.cancel", "asyncio.Task.cancelling"]
+    assert merged[0].text.count("Immediately after") == 1
+
+
+def test_the_answer_leads_with_the_symbol_its_signature_summary_and_example() -> None:
+    answer = compact_answer(RESULT, "q1-t1")
+    assert answer is not None
+    lead, heading, signature, *rest = answer.split("\n\n")
+    assert "[q1-t1]" in lead and "Offline model" in lead
+    assert heading == f"**`asyncio.Task.cancel`** — [source]({TASK}#asyncio.Task.cancel)"
+    assert signature == "```python\nasyncio.Task.cancel(msg=None)\n```"  # the call as written: no self
+    assert rest[0] == "Request that this task cancel itself."
+    assert rest[1] == "This arranges for a CancelledError to be thrown into the wrapped coroutine."
+    assert "Example from the documentation:" in answer and "```python\n>>> task.cancel()\nTrue\n```" in answer
+    assert answer.endswith(
+        f"Also relevant:\n- [`asyncio.Task.cancelling`]({TASK}#asyncio.Task.cancelling) — "
+        "Return the count of the task's cancellation requests."
+    )
+    assert answer.count("Immediately after") == 0  # the best passage is compact: no raw dump
+
+
+def test_a_result_without_passages_gives_no_compact_answer() -> None:
+    empty = "Documentation for **x** (`/x`) from local: 0 passages. No passage matched this topic."
+    assert compact_answer(empty, "q1-t1") is None
+
+
+def test_signatures_read_as_the_user_writes_them() -> None:
+    def signature_of(heading: str, url: str) -> str:
+        result = f"### 1. t\nLibrary: /python/x · Source: {url}\n\n{heading}\n\nDoes it."
+        answer = compact_answer(result, "q1-t1") or ""
+        return answer.split("```python\n", 1)[1].split("\n```", 1)[0]
+
+    docs = "https://docs.python.org/3.11/library/"
+    assert signature_of(
+        "## `async asyncio.tasks.wait_for(fut, timeout)`", f"{docs}asyncio-task.html#asyncio.wait_for"
+    ) == ("await asyncio.wait_for(fut, timeout)")
+    assert signature_of(
+        "## class `argparse.ArgumentParser(_AttributeHolder, _ActionsContainer)`",
+        f"{docs}argparse.html#argparse.ArgumentParser",
+    ) == ("class argparse.ArgumentParser")
+    assert (
+        signature_of("## class `json.decoder.JSONDecoder(object)`", f"{docs}json.html#json.JSONDecoder")
+        == "class json.JSONDecoder"
+    )
+    assert signature_of("## class `x.Sub(x.Base)`", "https://x.example/") == "class x.Sub(x.Base)"
