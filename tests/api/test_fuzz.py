@@ -29,6 +29,8 @@ from almanac.main import build_services, create_app
 from almanac.storage.db import Database
 
 EXAMPLES = 10
+# A guard against a hung request, not a speed check: a busy machine running tests side by side must not fail it.
+REQUEST_TIMEOUT_S = 120
 DEFAULT_REJECTIONS = ["400", "401", "403", "404", "405", "406", "409", "415", "422", "428", "429", "5xx"]
 
 
@@ -113,6 +115,7 @@ def fuzz_config(key: str | None) -> Any:
     """Schemathesis' configuration: bounded, derandomised, every check on (413 is how this API
     refuses an over-long message, so a negative example may get it)."""
     data: dict[str, Any] = {
+        "request-timeout": REQUEST_TIMEOUT_S,
         "generation": {"max-examples": EXAMPLES, "deterministic": True, "database": "none"},
         "checks": {"negative_data_rejection": {"expected-statuses": [*DEFAULT_REJECTIONS, "413"]}},
         "operations": RELAXED,

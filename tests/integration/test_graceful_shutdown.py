@@ -64,7 +64,7 @@ class Server:
             stderr=subprocess.PIPE,
             text=True,
         )
-        wait_ready(self.process, self.url, timeout_s=90)
+        wait_ready(self.process, self.url, timeout_s=240)
 
     def stop(self) -> str:
         if self.process.poll() is None:

@@ -66,7 +66,7 @@ def servers(postgres_url: str, tmp_path: Path) -> Iterator[list[tuple[str, subpr
         started.append((f"http://127.0.0.1:{port}", process))
     try:
         for url, process in started:
-            wait_ready(process, url, timeout_s=90)
+            wait_ready(process, url, timeout_s=240)
         yield started
     finally:
         for _, process in started:

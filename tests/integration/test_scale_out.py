@@ -59,7 +59,7 @@ def servers(postgres_url: str, tmp_path: Path) -> Iterator[list[str]]:
     urls = [f"http://127.0.0.1:{port}" for port in ports]
     try:
         for url, process in zip(urls, processes, strict=True):
-            wait_ready(process, url, timeout_s=90)
+            wait_ready(process, url, timeout_s=240)
         yield urls
     finally:
         for process in processes:
