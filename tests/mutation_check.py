@@ -1,8 +1,9 @@
 """A small mutation check: apply one-line mutations to the code that guards money, identity and
 safety, and show that each makes some test fail.
 
-Each mutation replaces one exact line fragment in one file (it must occur exactly once), runs the
-tests named for it, and restores the file whatever happens. A mutation that no test notices is a
+Each mutation replaces one exact line fragment in one file (it must occur exactly once) in a copy
+of the package that goes first on PYTHONPATH, and runs the tests named for it against that copy;
+the working tree is never changed, so `--jobs` mutants run side by side. A mutation that no test notices is a
 hole in the suite: the script prints it and exits with status 1. CI runs it after the test suite
 (`.ci/run`); run it by hand with
 
@@ -13,9 +14,13 @@ from __future__ import annotations
 
 import argparse
 import os
+import queue
+import shutil
 import subprocess
 import sys
+import tempfile
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -561,37 +566,49 @@ MUTATIONS: tuple[Mutation, ...] = (
 )
 
 
-def run(mutation: Mutation) -> tuple[bool, float]:
-    """Apply the mutation, run its tests, restore; True if some test failed (the mutant was caught)."""
-    path = PACKAGE / mutation.path
-    original = path.read_text()
+def mutant_env(scratch: Path) -> dict[str, str]:
+    path = os.pathsep.join(filter(None, [str(scratch), os.environ.get("PYTHONPATH", "")]))
+    return {**os.environ, "PYTHONDONTWRITEBYTECODE": "1", "PYTHONPATH": path}
+
+
+def check_the_copy_is_imported(scratch: Path) -> None:
+    """Fail at once if a copy first on PYTHONPATH is not what `import almanac` finds (every mutant
+    would then survive, for the wrong reason)."""
+    shutil.copytree(PACKAGE, scratch / "almanac", ignore=shutil.ignore_patterns("__pycache__"))
+    found = subprocess.run(
+        [sys.executable, "-c", "import almanac; print(almanac.__file__)"],
+        cwd=ROOT,
+        env=mutant_env(scratch),
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    shutil.rmtree(scratch / "almanac")
+    if not Path(found).is_relative_to(scratch):
+        raise SystemExit(f"`import almanac` finds {found}, not the mutated copy in {scratch}")
+
+
+def run(mutation: Mutation, scratch: Path) -> tuple[bool, float]:
+    """Run the mutation's tests against a mutated copy of the package (in `scratch`, first on
+    PYTHONPATH, so the working tree is never touched and mutants can run side by side); True if some
+    test failed (the mutant was caught)."""
+    original = (PACKAGE / mutation.path).read_text()
     found = original.count(mutation.old)
     if found != 1:
         raise SystemExit(f"{mutation.name}: expected the fragment once in {mutation.path}, found it {found} times")
     started = time.monotonic()
-    try:
-        path.write_text(original.replace(mutation.old, mutation.new))
-        done = subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "pytest",
-                "-x",
-                "-q",
-                "-p",
-                "no:cacheprovider",
-                "-p",
-                "no:randomly",
-                *mutation.tests,
-            ],
-            cwd=ROOT,
-            env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"},
-            capture_output=True,
-            text=True,
-            timeout=900,
-        )
-    finally:
-        path.write_text(original)
+    copy = scratch / "almanac"
+    shutil.rmtree(copy, ignore_errors=True)
+    shutil.copytree(PACKAGE, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    (copy / mutation.path).write_text(original.replace(mutation.old, mutation.new))
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", "-p", "no:randomly", *mutation.tests],
+        cwd=ROOT,
+        env=mutant_env(scratch),
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
     return done.returncode != 0, time.monotonic() - started
 
 
@@ -599,6 +616,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--only", nargs="*", help="run only mutations whose name contains one of these words")
     parser.add_argument("--list", action="store_true", help="list the mutations and the tests that must catch them")
+    parser.add_argument("--jobs", type=int, default=2, help="mutants tested side by side (default 2)")
     args = parser.parse_args()
     chosen = [m for m in MUTATIONS if not args.only or any(word in m.name for word in args.only)]
     if args.list:
@@ -607,11 +625,25 @@ def main() -> int:
             print(f"    caught by: {' '.join(mutation.tests)}")
         return 0
     survivors = []
-    for mutation in chosen:
-        caught, seconds = run(mutation)
-        print(f"{'caught ' if caught else 'SURVIVED'}  {mutation.name}  ({seconds:.0f} s)", flush=True)
-        if not caught:
-            survivors.append(mutation.name)
+    with tempfile.TemporaryDirectory(prefix="almanac-mutants-") as folder:
+        free: queue.SimpleQueue[Path] = queue.SimpleQueue()
+        for job in range(max(1, args.jobs)):
+            (Path(folder) / str(job)).mkdir()
+            free.put(Path(folder) / str(job))
+        check_the_copy_is_imported(Path(folder) / "0")
+
+        def one(mutation: Mutation) -> tuple[Mutation, bool, float]:
+            scratch = free.get()
+            try:
+                return (mutation, *run(mutation, scratch))
+            finally:
+                free.put(scratch)
+
+        with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
+            for mutation, caught, seconds in pool.map(one, chosen):
+                print(f"{'caught ' if caught else 'SURVIVED'}  {mutation.name}  ({seconds:.0f} s)", flush=True)
+                if not caught:
+                    survivors.append(mutation.name)
     print(f"\n{len(chosen) - len(survivors)} of {len(chosen)} mutations caught")
     return 1 if survivors else 0
 
