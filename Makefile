@@ -33,8 +33,10 @@ $(VENV)/.venv-made:
 		|| echo "uv is not available here: installing with pip (slower)"
 	touch $@
 
+# Bytecode is compiled at install time (pip does by default, uv when asked): where PYTHONDONTWRITEBYTECODE
+# is set, Python never caches it itself, and every process start would compile its imports again.
 define pip_install
-	@if [ -x $(BIN)/uv ]; then $(BIN)/uv pip install --quiet --python $(BIN)/python $(1); \
+	@if [ -x $(BIN)/uv ]; then $(BIN)/uv pip install --quiet --compile-bytecode --python $(BIN)/python $(1); \
 	else $(BIN)/python -m pip install --quiet --disable-pip-version-check $(1); fi
 endef
 
@@ -84,12 +86,17 @@ else
 	@echo "npm not found: serving the API without the web UI (install Node.js >= 20.19 and npm to build it)"
 endif
 
+# Almanac's own bytecode, brought up to date on every start (a second when nothing changed).
+COMPILE := $(BIN)/python -m compileall -q -j 0 backend/almanac >/dev/null
+
 serve:
 	@$(MAKE) --no-print-directory -j3 --output-sync=target install ui-if-possible system-packages
+	@$(COMPILE)
 	$(BIN)/almanac serve --host $(HOST) --port $(PORT)
 
 test:
 	@$(MAKE) --no-print-directory -j3 --output-sync=target install-dev ui system-packages WITH_BROWSER=1
+	@$(COMPILE)
 ifeq ($(HAVE_NPM),yes)
 	cd $(UI) && $(NPM) test
 else
