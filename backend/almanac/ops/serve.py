@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import math
 import socket
+from collections.abc import Callable
 
 import uvicorn
 from sse_starlette.sse import AppStatus
@@ -31,10 +32,18 @@ def graceful_timeout(grace_s: float) -> int:
 class GracefulServer(uvicorn.Server):
     """A uvicorn server whose shutdown starts the application's grace period first."""
 
-    def __init__(self, config: uvicorn.Config, *, shutdown: Shutdown) -> None:
+    def __init__(
+        self, config: uvicorn.Config, *, shutdown: Shutdown, on_started: Callable[[], None] | None = None
+    ) -> None:
         super().__init__(config)
         self.app_shutdown = shutdown
+        self.on_started = on_started  # called once the application has started and the sockets listen
         AppStatus.disable_automatic_graceful_drain()
+
+    async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+        await super().startup(sockets)
+        if self.started and self.on_started is not None:
+            self.on_started()
 
     async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
         self.app_shutdown.begin()
