@@ -63,7 +63,8 @@ def wait_for(url: str, timeout: float = 90) -> None:
 class Run:
     latencies: list[float]  # seconds: whole response (JSON) or first text token (SSE)
     wall_s: float
-    cpu_s: float | None = None
+    cpu_s: float | None = None  # the gateway's (server and workers)
+    path_cpu_s: float = 0.0  # every process on the request's path: this client, the gateway (if any), the upstream
 
     def pct(self, q: float) -> float:
         ordered = sorted(self.latencies)
@@ -113,6 +114,9 @@ def server_processes(pid: int) -> list[psutil.Process]:
     return [parent, *parent.children()]
 
 
+UPSTREAM: list[psutil.Process] = []  # the fake upstream's process, once started
+
+
 async def run(
     url: str, body: bytes, headers: dict[str, str], *, stream: bool, clients: int, total: int, pid: int | None
 ) -> Run:
@@ -128,12 +132,14 @@ async def run(
                 latencies.append(await one(session, url, body, headers, stream))
 
         processes = server_processes(pid) if pid else []
-        cpu_before = tree_cpu(processes)
+        others = [psutil.Process(), *UPSTREAM]
+        cpu_before, others_before = tree_cpu(processes), tree_cpu(others)
         started = time.perf_counter()
         await asyncio.gather(*(worker() for _ in range(clients)))
         wall = time.perf_counter() - started
-        cpu = (tree_cpu(processes) - cpu_before) if pid else None
-    return Run(latencies, wall, cpu)
+        cpu = tree_cpu(processes) - cpu_before
+        path = cpu + tree_cpu(others) - others_before
+    return Run(latencies, wall, cpu if pid else None, path)
 
 
 def bodies(stream: bool) -> tuple[bytes, bytes]:
@@ -186,9 +192,11 @@ async def measure(
                         direct.rps,
                         through.rps,
                         (through.cpu_s or 0.0) / total * 1000,
+                        direct.path_cpu_s / total * 1000,
+                        through.path_cpu_s / total * 1000,
                     )
                 )
-            d50, d99, g50, g99, direct_rps, rps, cpu = (
+            d50, d99, g50, g99, direct_rps, rps, cpu, direct_path, gateway_path = (
                 statistics.median(column) for column in zip(*figures, strict=True)
             )
             what = "first token" if stream else "latency"
@@ -204,6 +212,8 @@ async def measure(
                     f"{rps:.0f}",
                     f"{rps / direct_rps:.2f}",
                     f"{cpu:.2f}",
+                    f"{direct_path:.2f} / {gateway_path:.2f}",
+                    f"{direct_path / gateway_path:.2f}",
                 ]
             )
     return rows
@@ -279,6 +289,7 @@ def main() -> None:
             str(args.chunks),
         ]
     )
+    UPSTREAM.append(psutil.Process(upstream.pid))
     try:
         wait_for_port(upstream_port)
         for workers in args.workers:
@@ -312,6 +323,8 @@ def main() -> None:
         "gateway req/s",
         "req/s ratio",
         "gateway CPU ms/req",
+        "path CPU ms/req direct/gw",
+        "CPU-bound ratio",
     ]
     widths = [max(len(row[i]) for row in [header, *rows]) for i in range(len(header))]
     print(f"{os.cpu_count()} cores shared by client, gateway and upstream; gateway from {args.gateway_root or ROOT}")
@@ -320,6 +333,10 @@ def main() -> None:
     print(
         "Targets: added p50 < 1 ms and CPU < 1 ms/request at 1 client; at 50 clients req/s ratio >= 0.5 "
         "and gateway p99 <= 3x direct."
+    )
+    print(
+        "Path CPU: client + upstream (direct) and client + gateway + upstream (through the gateway) per request. "
+        "When every core is busy, req/s ratio <= CPU-bound ratio = direct path CPU / gateway path CPU."
     )
 
 
