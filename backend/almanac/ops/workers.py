@@ -48,6 +48,13 @@ def worker_count(text: str) -> int:
     return count
 
 
+def worker_settings(settings: Settings, index: int) -> Settings:
+    """The settings of worker `index`: only the first builds the local documentation index on its
+    own (`DOCS_AUTO_INDEX`) — N concurrent builds would write the same tables N times; the others
+    load whatever index exists when they start."""
+    return settings if index == 0 else settings.model_copy(update={"docs_auto_index": False})
+
+
 def serve_one(
     settings: Settings,
     config: dict[str, object],
@@ -110,16 +117,17 @@ class Workers:
     def _stop(self, _signal: int, _frame: FrameType | None) -> None:
         self.stopping = True
 
-    def _start(self, sock: socket.socket) -> tuple[SpawnProcess, ProcessEvent]:
+    def _start(self, sock: socket.socket, index: int) -> tuple[SpawnProcess, ProcessEvent]:
         ready = spawn.Event()
-        process = spawn.Process(target=_worker, args=(self.settings, self.config, sock, ready), daemon=False)
+        settings = worker_settings(self.settings, index)
+        process = spawn.Process(target=_worker, args=(settings, self.config, sock, ready), daemon=False)
         process.start()
         return process, ready
 
     def _supervise(self, sock: socket.socket) -> int:
         started: list[tuple[SpawnProcess, ProcessEvent]] = []
         for index in range(self.count):
-            process, ready = self._start(sock)
+            process, ready = self._start(sock, index)
             started.append((process, ready))
             self.processes.append(process)
             if index == 0 and not self._wait_ready(process, ready):
@@ -134,7 +142,7 @@ class Workers:
                     log.error("worker %s stopped before it served (exit status %s)", process.pid, process.exitcode)
                     return self._stop_all(STARTUP_FAILED, sock)
                 log.warning("worker %s died (exit status %s); starting another", process.pid, process.exitcode)
-                started[index] = self._start(sock)
+                started[index] = self._start(sock, index)
                 self.processes[index] = started[index][0]
         return self._stop_all(0, sock)
 
