@@ -1,6 +1,6 @@
 """The `almanac` command: serve, migrate, manage users and credits.
 
-almanac serve [--host H] [--port P]     apply pending migrations, then serve
+almanac serve [--host H] [--port P] [--workers N]   apply pending migrations, then serve (N processes)
 almanac db upgrade                      apply pending migrations
 almanac users create --email E [--plan free|pro] [--admin]   prints the new API key as the last line
 almanac users promote --email E [--demote]   give (or take back) the admin role
@@ -74,6 +74,12 @@ def _parser() -> argparse.ArgumentParser:
     serve = commands.add_parser("serve", help="apply migrations and serve the API")
     serve.add_argument("--host", default=None, help="bind address (default: HOST or 127.0.0.1)")
     serve.add_argument("--port", type=int, default=None, help="port (default: PORT or 8000)")
+    serve.add_argument(
+        "--workers",
+        type=_workers,
+        default=1,
+        help="worker processes on one socket (default 1; shared limits need REDIS_URL: docs/operations.md)",
+    )
     serve.set_defaults(handler=_serve)
 
     db = commands.add_parser("db", help="database maintenance").add_subparsers(required=True, metavar="action")
@@ -135,36 +141,35 @@ def _with_database(settings: Settings, work: Callable[[Database], Awaitable[T]])
     return asyncio.run(run())
 
 
-def _serve(settings: Settings, args: argparse.Namespace) -> int:
-    import uvicorn
+def _workers(text: str) -> int:
+    from almanac.ops.workers import worker_count
 
-    from almanac.main import create_app
-    from almanac.ops.serve import GracefulServer, graceful_timeout
+    try:
+        return worker_count(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def _serve(settings: Settings, args: argparse.Namespace) -> int:
+    from almanac.ops.serve import graceful_timeout
+    from almanac.ops.workers import STARTUP_FAILED, Workers, serve_one
 
     settings = settings.model_copy(update={"host": args.host or settings.host, "port": args.port or settings.port})
     upgrade(settings.resolved_database_url)
     proxies = settings.forwarded_allow_ips.strip()
-    app = create_app(settings)
-    config = uvicorn.Config(
-        app,
-        host=settings.host,
-        port=settings.port,
-        log_level=settings.log_level.lower(),
-        # uvicorn's lines go through the root handler: the same format (LOG_FORMAT), request IDs and hygiene.
-        log_config=None,
+    config: dict[str, object] = {
+        "host": settings.host,
+        "port": settings.port,
+        "log_level": settings.log_level.lower(),
         # On SIGTERM: answers may finish for SHUTDOWN_GRACE_S, then are stopped (ops/shutdown.py).
-        timeout_graceful_shutdown=graceful_timeout(settings.shutdown_grace_s),
+        "timeout_graceful_shutdown": graceful_timeout(settings.shutdown_grace_s),
         # Trust X-Forwarded-For/-Proto only from the proxies named in FORWARDED_ALLOW_IPS.
-        proxy_headers=bool(proxies),
-        forwarded_allow_ips=proxies or None,
-    )
-    install_log_hygiene(secret_values(settings))  # uvicorn's handlers exist now: keep secrets out of them too
-    server = GracefulServer(config, shutdown=app.state.services.ops.shutdown)
-    try:
-        server.run()
-    except KeyboardInterrupt:  # uvicorn re-raises the Ctrl+C it handled, after a graceful shutdown
-        pass
-    return 0 if server.started else 3
+        "proxy_headers": bool(proxies),
+        "forwarded_allow_ips": proxies or None,
+    }
+    if args.workers > 1:
+        return Workers(settings, config, args.workers).run()
+    return 0 if serve_one(settings, config) else STARTUP_FAILED
 
 
 def _docs_index(settings: Settings, args: argparse.Namespace) -> int:

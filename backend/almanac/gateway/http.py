@@ -3,7 +3,8 @@
 One pooled `aiohttp` session per process (created on first use, closed at shutdown): the gateway
 forwards every request, so its client is on the hot path, and aiohttp's pool costs a fraction of
 the CPU per request that the vendor SDKs' clients do. A request that fails before any response
-because a pooled keep-alive connection had been closed by the server is sent once more.
+because a pooled keep-alive connection had been closed by the server is sent once more. The
+session keeps no cookies: it serves every caller.
 """
 
 from __future__ import annotations
@@ -67,7 +68,13 @@ class HttpPool:
         if self._session is None or self._session.closed:
             connector = aiohttp.TCPConnector(limit=0, keepalive_timeout=30, enable_cleanup_closed=True)
             self._session = aiohttp.ClientSession(
-                connector=connector, timeout=self._timeout, json_serialize=lambda v: orjson.dumps(v).decode()
+                connector=connector,
+                timeout=self._timeout,
+                json_serialize=lambda v: orjson.dumps(v).decode(),
+                # Every caller shares this session: a cookie the upstream sets answering one caller
+                # must not ride along with the next caller's request (and keeping none skips the
+                # jar's per-request filtering).
+                cookie_jar=aiohttp.DummyCookieJar(),
             )
         return self._session
 

@@ -57,6 +57,26 @@ async def test_lookups_are_cached_for_their_ttl_and_misses_briefly() -> None:
     assert calls[-1] == "good" and len(calls) == 4
 
 
+async def test_a_key_revoked_elsewhere_is_refused_once_its_entry_expires() -> None:
+    """Another process (a sibling worker, `almanac keys revoke`) cannot reach this cache: the key
+    keeps working here for at most the TTL, then the lookup sees the revocation."""
+    now = [0.0]
+    revoked: set[str] = set()
+
+    async def identify(key: str) -> Identity | None:
+        return None if key in revoked else USER
+
+    cache = KeyCache(identify, ttl_s=5, clock=lambda: now[0])
+    assert await cache.identity("alm_k") == USER
+    revoked.add("alm_k")
+    now[0] = 4.9
+    assert await cache.identity("alm_k") == USER  # still within the TTL
+    now[0] = 5.1
+    with pytest.raises(GatewayError) as refused:
+        await cache.identity("alm_k")
+    assert refused.value.status == 401
+
+
 async def test_the_cache_is_bounded() -> None:
     async def identify(key: str) -> Identity | None:
         return USER

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import replace
 from datetime import UTC, datetime
 
@@ -44,6 +45,18 @@ async def test_rows_are_written_in_batches_in_the_background(database: Database)
         totals = await store.usage_totals(session, user_id=user.id)
     assert len(rows) == 120 and rows[0].input_tokens == 119
     assert totals == (120, sum(range(120)), 120 * 400)
+
+
+async def test_rows_still_queued_at_shutdown_are_written_before_close_returns(database: Database) -> None:
+    user = (await AccountService(database).create_user(email="s@example.com")).user
+    recorder = UsageRecorder(database, flush_interval_s=3600, batch_size=500)  # no flush would come by itself
+    for n in range(3):
+        recorder.record(row(user.id, tokens_in=n))
+    await asyncio.sleep(0)
+    assert recorder.written == 0  # queued, not written: the request did not wait for the database
+    await recorder.close()
+    async with database.session() as session:
+        assert len(await store.recent_usage(session, user_id=user.id)) == 3
 
 
 async def test_planner_usage_is_kept_in_its_own_columns(database: Database) -> None:
