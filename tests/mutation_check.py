@@ -153,8 +153,8 @@ MUTATIONS: tuple[Mutation, ...] = (
     Mutation(
         "sessions: expired sessions stay valid",
         "storage/users.py",
-        "WebSession.expires_at > now,",
-        "WebSession.expires_at > WebSession.created_at,",
+        "                WebSession.expires_at > now,\n",
+        "                WebSession.expires_at > WebSession.created_at,\n",
         ("tests/api/test_auth_api.py",),
     ),
     Mutation(
@@ -273,7 +273,7 @@ MUTATIONS: tuple[Mutation, ...] = (
     Mutation(
         "sandbox: /tmp and /workspace together are not watched",
         "tools/sandbox/sandbox.py",
-        'return "disk" if used.bytes > limits.disk_mb * MIB or used.inodes > limits.disk_files else None',
+        'return "disk" if written > limits.disk_mb * MIB or made > limits.disk_files else None',
         "return None",
         (
             "tests/integration/test_sandbox_resource_escapes.py::test_a_flood_of_small_files_stops_the_program",
@@ -363,9 +363,9 @@ MUTATIONS: tuple[Mutation, ...] = (
     Mutation(
         "sql_query: a superuser connection is used",
         "tools/builtin/sql_engines.py",
-        'if await connection.fetchval("SELECT rolsuper FROM pg_roles WHERE rolname = current_user"):',
+        'if row["rolsuper"]:',
         "if False:",
-        ("tests/integration/test_tools_sql.py",),
+        ("tests/integration/test_tools_sql.py::test_a_superuser_connection_is_refused",),
     ),
     Mutation(
         "discussions: the price of a turn",
@@ -624,6 +624,10 @@ def main() -> int:
             print(f"{mutation.name}\n    {mutation.path}: {mutation.old!r} -> {mutation.new!r}")
             print(f"    caught by: {' '.join(mutation.tests)}")
         return 0
+    for mutation in chosen:  # every fragment is checked before any mutant runs
+        found = (PACKAGE / mutation.path).read_text().count(mutation.old)
+        if found != 1:
+            raise SystemExit(f"{mutation.name}: expected the fragment once in {mutation.path}, found it {found} times")
     survivors = []
     with tempfile.TemporaryDirectory(prefix="almanac-mutants-") as folder:
         free: queue.SimpleQueue[Path] = queue.SimpleQueue()
