@@ -29,7 +29,14 @@ from almanac.rag.chunking import Chunk, chunk_document
 from almanac.rag.embeddings.base import Embedder
 from almanac.rag.embeddings.cache import content_hash
 from almanac.rag.hybrid import index_text
-from almanac.rag.local_docs import Document, Library, distribution_documents, folder_documents, stdlib_documents
+from almanac.rag.local_docs import (
+    Document,
+    Library,
+    distribution_documents,
+    folder_documents,
+    stdlib_documents,
+    with_introspection,
+)
 from almanac.rag.local_search import LocalIndex, load_local_index, search_local
 from almanac.rag.priority import LibraryPriority
 from almanac.rag.vectors import VectorIndex
@@ -48,7 +55,7 @@ __all__ = [
 ]
 
 log = logging.getLogger(__name__)
-INDEX_VERSION = "3"
+INDEX_VERSION = "4"
 MAX_CHUNKS_PER_LIBRARY = 1500
 Progress = Callable[[str, int, int], None]
 Publish = Callable[[LocalIndex], None]
@@ -62,6 +69,7 @@ class IndexInputs:
     packages: bool = True
     package_names: tuple[str, ...] | None = None  # None: every installed distribution
     stdlib: bool = True
+    introspect: bool = True  # also what importing the modules shows, in a subprocess (`introspect.py`)
 
 
 def collect(inputs: IndexInputs) -> tuple[list[Library], list[Document]]:
@@ -81,7 +89,9 @@ def collect(inputs: IndexInputs) -> tuple[list[Library], list[Document]]:
         for library, docs in group:
             libraries.append(library)
             documents += docs
-    return libraries, documents
+    if inputs.introspect:
+        return with_introspection(libraries, documents)
+    return libraries, [replace(document, introspect=None) for document in documents if document.text]
 
 
 def chunk_all(documents: Sequence[Document]) -> list[Chunk]:
