@@ -45,6 +45,9 @@ class DocConfig:
     voyage_embed_model: str = "voyage-3-large"
     voyage_rerank_model: str = "rerank-2.5"
     reranker: Literal["auto", "voyage", "model", "none"] = "auto"
+    rerank_timeout_s: float = 15.0
+    rerank_max_candidates: int = 20
+    rerank_passage_chars: int = 600
     top_k: int = 6
     candidates: int = 30
     min_score: float | None = None
@@ -96,7 +99,12 @@ def build_reranker(config: DocConfig, chat_model: Model) -> Reranker:
             api_key=config.voyage_api_key, model=config.voyage_rerank_model, base_url=config.voyage_base_url
         )
     if kind == "model" and _is_language_model(chat_model):
-        return ModelReranker(chat_model)
+        return ModelReranker(
+            chat_model,
+            passage_chars=config.rerank_passage_chars,
+            max_candidates=config.rerank_max_candidates,
+            timeout_s=config.rerank_timeout_s,
+        )
     return FusedOrder()
 
 

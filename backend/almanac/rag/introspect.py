@@ -23,6 +23,7 @@ import select
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -32,6 +33,7 @@ from typing import Any
 log = logging.getLogger(__name__)
 CHILD = Path(__file__).with_name("introspect_child.py")
 DEFAULT_TIMEOUT_S = 10.0
+DEFAULT_WORKERS = 2
 
 
 @dataclass(frozen=True)
@@ -83,19 +85,43 @@ def introspect(
     requests: Sequence[Request],
     *,
     timeout_s: float = DEFAULT_TIMEOUT_S,
+    workers: int = DEFAULT_WORKERS,
     python: str = sys.executable,
     extra_path: Sequence[Path] = (),
 ) -> tuple[dict[str, ModuleInfo], Report]:
     """Each requested module's entries (modules that failed or timed out are absent), and a report.
-    `extra_path` is put on the child's `sys.path` (for tests' synthetic packages)."""
+    Up to `workers` children run at once, each on whole top-level packages (so a package is imported
+    once); `extra_path` is put on the children's `sys.path` (for tests' synthetic packages)."""
     started = time.monotonic()
     report = Report()
     found: dict[str, ModuleInfo] = {}
-    pending = list(requests)
+    groups: dict[str, list[Request]] = {}
+    for request in requests:
+        groups.setdefault(request.module.split(".")[0], []).append(request)
+    shares: list[list[Request]] = [[] for _ in range(max(1, workers))]
+    for group in sorted(groups.values(), key=len, reverse=True):  # the biggest packages spread first
+        min(shares, key=len).extend(group)
     with tempfile.TemporaryDirectory(prefix="almanac-introspect-") as folder:
-        while pending:
-            done = _run(pending, folder, timeout_s, python, extra_path, found, report)
-            pending = pending[done:]
+        lock = threading.Lock()
+
+        def work(share: list[Request]) -> None:
+            pending = share
+            while pending:
+                own: dict[str, ModuleInfo] = {}
+                part = Report()
+                done = _run(pending, folder, timeout_s, python, extra_path, own, part)
+                pending = pending[done:]
+                with lock:
+                    found.update(own)
+                    report.described += part.described
+                    report.failed += part.failed
+                    report.timed_out += part.timed_out
+
+        threads = [threading.Thread(target=work, args=(share,)) for share in shares if share]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
     report.seconds = time.monotonic() - started
     log.info(
         "introspection: %d modules described, %d failed to import, %d timed out, in %.1f s",
