@@ -145,7 +145,7 @@ class Settings(BaseSettings):
     reranker: Literal["auto", "voyage", "model", "none"] = Field(
         "auto",
         description="`voyage`, `model` (the chat model scores passages), `none` (keep the fused order), or "
-        "`auto`: voyage with a key, else the chat model if one is configured, else none.",
+        "`auto`: voyage with a key, else none.",
     )
     rerank_timeout_s: float = Field(
         15.0, gt=0, description="RERANKER=model: time limit of the scoring call; past it the fused order stands."

@@ -93,7 +93,9 @@ def build_embedder(config: DocConfig, database: Database) -> Embedder | None:
 def build_reranker(config: DocConfig, chat_model: Model) -> Reranker:
     kind = config.reranker
     if kind == "auto":
-        kind = "voyage" if config.voyage_api_key else ("model" if _is_language_model(chat_model) else "none")
+        # The chat model is not used unless asked for (RERANKER=model): bench/rerank_llm.py finds it pays
+        # only when the model judges passages ≥ ~85–90% right, for ~1,500 tokens and a call per question.
+        kind = "voyage" if config.voyage_api_key else "none"
     if kind == "voyage" and config.voyage_api_key:
         return VoyageReranker(
             api_key=config.voyage_api_key, model=config.voyage_rerank_model, base_url=config.voyage_base_url
