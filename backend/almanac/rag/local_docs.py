@@ -251,18 +251,37 @@ def with_introspection(
     extra_path: Sequence[Path] = (),
 ) -> tuple[list[Library], list[Document]]:
     """The documents completed with what introspection sees (`introspect.py`, in a subprocess): each
-    document asking for it gets the public classes and functions `ast` did not document appended (the
-    `ast` passage wins where both exist); modules only introspection sees get a document of their own.
+    document asking for it gets the public classes and functions `ast` did not document appended;
+    modules only introspection sees get a document of their own. No duplicates: the `ast` passage wins
+    where both see a name — in the module itself, or where its own package defines it (`asyncio.wait_for`
+    stays `asyncio.tasks.wait_for`) — and an object its package exposes in several modules is documented
+    once, under the shortest module name (`numpy.ndarray`, not `numpy.core.numeric.ndarray`). A name
+    re-exported from another package is documented under the re-exporting name too (that is the point).
     Libraries and documents left empty are dropped; a library without a description gets its first
     module's docstring."""
     requests = list({d.introspect.module: d.introspect for d in documents if d.introspect is not None}.values())
     found = introspect(requests, timeout_s=timeout_s, extra_path=extra_path)[0] if requests else {}
+    by_ast = {(document.title, name) for document in documents for name in document.documented}
+    home: dict[tuple[str, str], str] = {}  # (owner, name) of an object of the same package → where documented
+    for module, described in sorted(found.items(), key=lambda item: (item[0].count("."), item[0])):
+        for entry in described.entries:
+            if _same_package(entry.owner, module):
+                home.setdefault((entry.owner, entry.name), module)
+
+    def wanted(entry: Entry, module: str, document: Document) -> bool:
+        if entry.name in document.documented:
+            return False
+        if not _same_package(entry.owner, module):
+            return True
+        key = (entry.owner, entry.name)
+        return key not in by_ast and home.get(key) == module
+
     completed = []
     for document in documents:
         text = document.text
         info = found.get(document.introspect.module) if document.introspect is not None else None
         if info is not None:
-            entries = [entry for entry in info.entries if entry.name not in document.documented]
+            entries = [entry for entry in info.entries if wanted(entry, document.title, document)]
             text = introspected_markdown(document.title, info.doc, entries, text)
         if text:
             completed.append(replace(document, text=text, introspect=None))
@@ -277,6 +296,11 @@ def with_introspection(
         if library.id in firsts or library.kind == "folder"
     ]
     return kept, completed
+
+
+def _same_package(owner: str, module: str) -> bool:
+    """Whether `owner` belongs to `module`'s package (its C accelerator `_hashlib` to `hashlib` included)."""
+    return owner.split(".")[0].lstrip("_") == module.split(".")[0].lstrip("_")
 
 
 def introspected_markdown(module: str, doc: str, entries: Iterable[Entry], existing: str = "") -> str:

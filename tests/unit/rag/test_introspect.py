@@ -151,3 +151,25 @@ def test_modules_are_imported_in_a_separate_process_without_network_and_failures
     assert "noisy" not in sys.modules
     assert "network access is disabled" in found["online"].entries[0].doc
     assert found["fine"].entries[0].doc == "Still described after the others."
+
+
+def test_an_object_several_modules_expose_is_documented_once_and_ast_wins_within_its_package(tmp_path: Path) -> None:
+    site = tmp_path / "site"
+    write_package(
+        site,
+        "dup",
+        {
+            "dup/__init__.py": "from dup.core import *\nfrom dup.core import __all__ as names\n__all__ = list(names)\n",
+            "dup/core.py": (
+                '__all__ = ["Thing", "helper"]\n'
+                'Thing = type("Thing", (), {"__doc__": "A thing made at run time.", "__module__": "dup"})\n\n\n'
+                'def helper() -> None:\n    """Helps."""\n'
+            ),
+            "dup/more.py": 'from dup.core import *\n__all__ = ["Thing", "helper"]\n',
+        },
+    )
+    docs = collected(list(distribution_documents(["dup"], path=[site])), site)
+    everything = "\n".join(docs.values())
+    assert "## class `dup.Thing()`\n\nA thing made at run time." in docs["dup"]  # the shortest public path
+    assert "dup.core.Thing" not in everything and "dup.more.Thing" not in everything
+    assert everything.count(".helper(") == 1 and "## `dup.core.helper() -> None`" in docs["dup.core"]
