@@ -20,6 +20,7 @@ import json
 import logging
 import os
 import select
+import signal
 import subprocess
 import sys
 import tempfile
@@ -182,8 +183,10 @@ def _run(
                 done += 1
         return done
     finally:
-        if child.poll() is None:
-            child.kill()
+        try:  # the child leads its own process group: whatever its imports started goes with it
+            os.killpg(child.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
         child.wait()
         child.stdout.close()
 
