@@ -105,6 +105,11 @@ async def main() -> None:
         f"({'BM25 only' if embedder is None else inner.model_id})\n"
     )
     print("| step | seconds |\n|---|---|")
+    if "introspected" in marks:
+        print(
+            f"| BM25 over the sources served (before introspection) | {marks['BM25 index of the sources built']:.1f} |"
+        )
+        print(f"| introspection done | {marks['introspected']:.1f} |")
     print(f"| collect + chunk | {marks.get('chunked', 0):.1f} |")
     print(f"| BM25 index | {marks.get('BM25 index built', 0) - marks.get('chunked', 0):.1f} |")
     if embedder is not None:
