@@ -94,7 +94,7 @@ def build_reranker(config: DocConfig, chat_model: Model) -> Reranker:
     kind = config.reranker
     if kind == "auto":
         # The chat model is not used unless asked for (RERANKER=model): bench/rerank_llm.py finds it pays
-        # only when the model judges passages ≥ ~85–90% right, for ~1,500 tokens and a call per question.
+        # only when the model judges passages better than ~80% right, for ~1,430 tokens and a call per question.
         kind = "voyage" if config.voyage_api_key else "none"
     if kind == "voyage" and config.voyage_api_key:
         return VoyageReranker(
