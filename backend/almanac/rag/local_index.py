@@ -170,7 +170,7 @@ async def build_local_index(
     if stored == digest and not force:
         return False, 0
     started = time.monotonic()
-    if inputs.introspect and publish is not None:
+    if inputs.introspect and publish is not None and any(d.introspect is not None for d in documents):
         # Introspection takes a while: serve BM25 over the sources first, as before it existed.
         plain = [replace(document, introspect=None) for document in documents if document.text]
         early, _ = await _lexical(libraries, plain)
