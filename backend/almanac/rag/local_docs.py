@@ -2,7 +2,10 @@
 folders, the documentation of installed Python distributions (the README in their metadata, and
 the docstrings and signatures of their public modules, read with `ast` — never imported), and,
 optionally, the standard library's modules the same way. A public module's page also documents the
-classes and functions it re-exports from private modules, under their public names (`reexports.py`)."""
+classes and functions it re-exports from private modules, under their public names (`reexports.py`).
+What source cannot show — modules in C, builtins, names made at run time, re-exports from other
+packages — `with_introspection` adds from `introspect.py` (imports in a separate, isolated process).
+Helpers are marked internal in their headings (`module_api`), so chunks know what is public API."""
 
 from __future__ import annotations
 
