@@ -5,8 +5,9 @@ builtins and their methods (`str.split`, `isinstance`), and names a package re-e
 
 Safety policy — importing code runs it, so it never happens in the server's process:
 - modules are imported by `introspect_child.py` in a separate interpreter started with `-I` (isolated: no
-  user site-packages, no PYTHON* variables, no current folder on `sys.path`), in an empty temporary folder,
-  with a minimal environment, stdin closed, and sockets disabled before any import;
+  user site-packages, no PYTHON* variables, no current folder on `sys.path`) and `-B` (no bytecode written),
+  in an empty temporary folder that is also its HOME, with a minimal environment, its own process group
+  (killed with it), and sockets disabled before any import;
 - each module has a time limit (`timeout_s`): a module that hangs (or crashes the interpreter) is skipped
   and the child restarted for the rest; a module whose import fails is skipped;
 - only what `__doc__`, attributes and `inspect.signature` say is kept; counts are logged.
@@ -147,7 +148,7 @@ def _run(
     lines = "".join(
         json.dumps({"module": r.module, "names": list(r.names) if r.names else r.names}) + "\n" for r in requests
     )
-    env = {"PATH": os.environ.get("PATH", ""), "HOME": folder, "NO_PROXY": "*", "PYTHONDONTWRITEBYTECODE": "1"}
+    env = {"PATH": os.environ.get("PATH", ""), "HOME": folder, "NO_PROXY": "*"}
     bootstrap = (
         f"import sys; sys.path[:0] = {[str(p) for p in extra_path]!r}; sys.argv = [{str(CHILD)!r}]; "
         f"exec(compile(open({str(CHILD)!r}).read(), {str(CHILD)!r}, 'exec'))"
@@ -156,7 +157,7 @@ def _run(
         stdin.write(lines.encode())
         stdin.seek(0)
         child = subprocess.Popen(
-            [python, "-I", "-c", bootstrap],
+            [python, "-I", "-B", "-c", bootstrap],
             stdin=stdin,
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
