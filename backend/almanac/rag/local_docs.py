@@ -23,7 +23,7 @@ from typing import cast
 
 from almanac.rag.chunking import INTERNAL_MARK, Format
 from almanac.rag.introspect import DEFAULT_TIMEOUT_S, Entry, Request, introspect
-from almanac.rag.reexports import Definition, SourceOf, literal_all, reexports, unresolved_exports
+from almanac.rag.reexports import Definition, SourceOf, computed_all, literal_all, reexports, unresolved_exports
 
 log = logging.getLogger(__name__)
 DOC_SUFFIXES = {".md": "markdown", ".markdown": "markdown", ".rst": "rst", ".txt": "text"}
@@ -366,7 +366,7 @@ def module_api(source: str, module: str, *, is_package: bool = False, source_of:
     if docstring:
         parts.append(_fenced(docstring))
     found = bool(docstring)
-    exported = literal_all(tree)
+    exported = None if computed_all(tree) else literal_all(tree)  # a computed __all__ marks nothing internal
     helpers = _instantiated_by_other_classes(tree) if exported is None else set()
     documented: set[str] = set()
     for node in tree.body:

@@ -162,29 +162,8 @@ def unresolved_exports(
     are documented where they are defined). None when the exports are computed at run time — a `__all__`
     that is not a literal list, or a module `__getattr__` — so only introspection can tell."""
     top = module.split(".")[0]
-    for node in tree.body:
-        if isinstance(node, ast.FunctionDef) and node.name == "__getattr__":
-            return None
-        targets = (
-            node.targets
-            if isinstance(node, ast.Assign)
-            else [node.target]
-            if isinstance(node, ast.AugAssign | ast.AnnAssign)
-            else []
-        )
-        value = getattr(node, "value", None)
-        if any(isinstance(t, ast.Name) and t.id == "__all__" for t in targets) and not isinstance(
-            value, ast.List | ast.Tuple
-        ):
-            return None
-        call = node.value if isinstance(node, ast.Expr) else None
-        if (
-            isinstance(call, ast.Call)
-            and isinstance(call.func, ast.Attribute)
-            and isinstance(call.func.value, ast.Name)
-            and call.func.value.id == "__all__"
-        ):
-            return None  # __all__.extend(...) / .append(...): built at run time (os does)
+    if computed_all(tree):
+        return None
     package = module if is_package else module.rpartition(".")[0]
     imports = dict(explicit_imports(tree, package))
     exported = literal_all(tree)
@@ -206,3 +185,33 @@ def unresolved_exports(
             continue  # from a public module of the same package: documented there
         gaps.append(name)
     return tuple(gaps)
+
+
+def computed_all(tree: ast.Module) -> bool:
+    """Whether the module's exports are only known at run time: a module `__getattr__`, a `__all__`
+    assigned something other than a literal list, or changed anywhere but by a top-level literal
+    (`__all__.extend(...)`, `__all__ += ...` inside an `if`: `os`, `numpy`)."""
+    top_level = set(map(id, tree.body))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.FunctionDef) and node.name == "__getattr__" and id(node) in top_level:
+            return True
+        targets = (
+            node.targets
+            if isinstance(node, ast.Assign)
+            else [node.target]
+            if isinstance(node, ast.AugAssign | ast.AnnAssign)
+            else []
+        )
+        if any(isinstance(t, ast.Name) and t.id == "__all__" for t in targets):
+            value = getattr(node, "value", None)
+            if id(node) not in top_level or not isinstance(value, ast.List | ast.Tuple):
+                return True
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and isinstance(node.func.value, ast.Name)
+            and node.func.value.id == "__all__"
+            and node.func.attr in ("extend", "append", "insert", "remove")
+        ):
+            return True
+    return False

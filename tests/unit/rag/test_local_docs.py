@@ -125,3 +125,11 @@ def test_without_all_classes_only_the_modules_other_classes_instantiate_are_mark
     assert "## class `m.GZipResponder(IdentityResponder)` (internal)" in text
     assert "## class `m.IdentityResponder`\n" in text  # a base class, not instantiated by another class
     assert "## `m.gzip_app(app)`" in text and "gzip_app(app)` (internal)" not in text
+
+
+def test_a_computed_all_marks_nothing_internal() -> None:
+    source = (
+        "import numpy as np\n__all__ = np.__all__[:]\n__all__ += ['rand']\ndef empty(shape): ...\ndef rand(): ...\n"
+    )
+    text = module_markdown(source, "numpy.matlib")
+    assert "## `numpy.matlib.empty(shape)`\n" in text + "\n" and "(internal)" not in text

@@ -113,6 +113,8 @@ async def test_questions_about_re_exported_apis_find_their_docstrings(
         ('__all__ = ("md5",) + ("sha1",)\n', "hashlib", False, None),
         ('__all__ = ["sep"]\n__all__.extend(["getcwd"])\n', "os", False, None),
         ("def __getattr__(name): ...\n", "lazy", False, None),
+        ('__all__ = ["a"]\nif X:\n    __all__.extend(core.__all__)\n', "numpy", True, None),  # nested: numpy
+        ('__all__ = ["a"]\n__all__ += ["b"]\ndef a(): pass\ndef b(): pass\n', "m", False, ()),  # literal
     ],
 )  # fmt: skip
 def test_unresolved_exports_are_what_introspection_must_fill(
