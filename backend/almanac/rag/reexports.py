@@ -190,11 +190,15 @@ def unresolved_exports(
 def computed_all(tree: ast.Module) -> bool:
     """Whether the module's exports are only known at run time: a module `__getattr__`, a `__all__`
     assigned something other than a literal list, or changed anywhere but by a top-level literal
-    (`__all__.extend(...)`, `__all__ += ...` inside an `if`: `os`, `numpy`)."""
-    top_level = set(map(id, tree.body))
-    for node in ast.walk(tree):
-        if isinstance(node, ast.FunctionDef) and node.name == "__getattr__" and id(node) in top_level:
-            return True
+    (`__all__.extend(...)`, `__all__ += ...` inside an `if`: `os`, `numpy`). Module-level statements
+    only (those inside `if`/`try`/`with`/`for` included), not function bodies: cheap on every module."""
+    pending: list[tuple[ast.stmt, bool]] = [(node, True) for node in tree.body]
+    while pending:
+        node, top_level = pending.pop()
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            if top_level and node.name == "__getattr__":
+                return True
+            continue
         targets = (
             node.targets
             if isinstance(node, ast.Assign)
@@ -203,15 +207,20 @@ def computed_all(tree: ast.Module) -> bool:
             else []
         )
         if any(isinstance(t, ast.Name) and t.id == "__all__" for t in targets):
-            value = getattr(node, "value", None)
-            if id(node) not in top_level or not isinstance(value, ast.List | ast.Tuple):
+            if not top_level or not isinstance(getattr(node, "value", None), ast.List | ast.Tuple):
                 return True
+        call = node.value if isinstance(node, ast.Expr) else None
         if (
-            isinstance(node, ast.Call)
-            and isinstance(node.func, ast.Attribute)
-            and isinstance(node.func.value, ast.Name)
-            and node.func.value.id == "__all__"
-            and node.func.attr in ("extend", "append", "insert", "remove")
+            isinstance(call, ast.Call)
+            and isinstance(call.func, ast.Attribute)
+            and isinstance(call.func.value, ast.Name)
+            and call.func.value.id == "__all__"
         ):
-            return True
+            return True  # __all__.extend(...), .append(...)
+        for field in ("body", "orelse", "finalbody", "handlers"):
+            for child in getattr(node, field, ()) or ():
+                if isinstance(child, ast.ExceptHandler):
+                    pending.extend((inner, False) for inner in child.body)
+                elif isinstance(child, ast.stmt):
+                    pending.append((child, False))
     return False
