@@ -391,6 +391,8 @@ def _instantiated_by_other_classes(tree: ast.Module) -> set[str]:
         node.name: node for node in tree.body if isinstance(node, ast.ClassDef) and not node.name.startswith("_")
     }
     used: set[str] = set()
+    if len(classes) < 2:
+        return used
     for name, node in classes.items():
         for inner in ast.walk(node):
             if isinstance(inner, ast.Call) and isinstance(inner.func, ast.Name) and inner.func.id in classes:
