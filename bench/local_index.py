@@ -7,7 +7,7 @@ library; `--docs` adds a folder; BM25 published and stored first, then embedding
 `LibraryPriority` order) into a fresh SQLite database, with the local MiniLM embedder on `--runtime`
 (the embedding cache starts empty, so every chunk is embedded), then times queries.
 
-    python bench/local_index.py [--no-embeddings] [--runtime auto|onnxruntime|numpy] [--queries 40]
+    python bench/local_index.py [--no-embeddings] [--no-introspect] [--runtime auto|onnxruntime|numpy] [--queries 40]
 """
 
 from __future__ import annotations
@@ -49,6 +49,7 @@ def stats(samples: list[float]) -> str:
 async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--no-embeddings", action="store_true")
+    parser.add_argument("--no-introspect", action="store_true", help="source read with ast only (before issue 20)")
     parser.add_argument("--docs", type=Path, default=None)
     parser.add_argument("--queries", type=int, default=40)
     parser.add_argument("--runtime", default="auto", choices=["auto", "onnxruntime", "numpy"])
@@ -58,7 +59,7 @@ async def main() -> None:
     database = Database(url)
     inner = MiniLMEmbedder(runtime=args.runtime)
     embedder = None if args.no_embeddings else CachedEmbedder(inner, database)
-    inputs = IndexInputs(docs_paths=(args.docs,) if args.docs else ())
+    inputs = IndexInputs(docs_paths=(args.docs,) if args.docs else (), introspect=not args.no_introspect)
     marks: dict[str, float] = {}
     started = time.monotonic()
 
@@ -104,6 +105,11 @@ async def main() -> None:
         f"({'BM25 only' if embedder is None else inner.model_id})\n"
     )
     print("| step | seconds |\n|---|---|")
+    if "introspected" in marks:
+        print(
+            f"| BM25 over the sources served (before introspection) | {marks['BM25 index of the sources built']:.1f} |"
+        )
+        print(f"| introspection done | {marks['introspected']:.1f} |")
     print(f"| collect + chunk | {marks.get('chunked', 0):.1f} |")
     print(f"| BM25 index | {marks.get('BM25 index built', 0) - marks.get('chunked', 0):.1f} |")
     if embedder is not None:

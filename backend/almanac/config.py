@@ -125,6 +125,11 @@ class Settings(BaseSettings):
     )
     docs_include_packages: bool = Field(True, description="Index the docs of installed Python distributions.")
     docs_include_stdlib: bool = Field(True, description="Index the Python standard library's docstrings.")
+    docs_introspect: bool = Field(
+        True,
+        description="Also index what importing the modules shows (C APIs, builtins, re-exports), in an isolated "
+        "subprocess with a time limit per module.",
+    )
     docs_auto_index: bool = Field(
         True, description="Build the local doc index in the background at startup if it was never built."
     )
@@ -140,7 +145,16 @@ class Settings(BaseSettings):
     reranker: Literal["auto", "voyage", "model", "none"] = Field(
         "auto",
         description="`voyage`, `model` (the chat model scores passages), `none` (keep the fused order), or "
-        "`auto`: voyage with a key, else the chat model if one is configured, else none.",
+        "`auto`: voyage with a key, else none.",
+    )
+    rerank_timeout_s: float = Field(
+        15.0, gt=0, description="RERANKER=model: time limit of the scoring call; past it the fused order stands."
+    )
+    rerank_max_candidates: int = Field(
+        20, ge=1, le=200, description="RERANKER=model: candidates the chat model scores (the rest follow in order)."
+    )
+    rerank_passage_chars: int = Field(
+        600, ge=50, le=4000, description="RERANKER=model: each candidate is cut to this many characters."
     )
     rag_top_k: int = Field(6, ge=1, le=30, description="Passages returned after reranking.")
     rag_candidates: int = Field(30, ge=1, le=200, description="Fused candidates handed to the reranker.")

@@ -404,6 +404,9 @@ def doc_config(settings: Settings) -> DocConfig:
         voyage_embed_model=settings.voyage_embed_model,
         voyage_rerank_model=settings.voyage_rerank_model,
         reranker=settings.reranker,
+        rerank_timeout_s=settings.rerank_timeout_s,
+        rerank_max_candidates=settings.rerank_max_candidates,
+        rerank_passage_chars=settings.rerank_passage_chars,
         top_k=settings.rag_top_k,
         candidates=settings.rag_candidates,
         min_score=settings.rag_min_score,
@@ -413,6 +416,7 @@ def doc_config(settings: Settings) -> DocConfig:
             docs_paths=tuple(settings.resolved_docs_paths),
             packages=settings.docs_include_packages,
             stdlib=settings.docs_include_stdlib,
+            introspect=settings.docs_introspect,
         ),
         auto_index=settings.docs_auto_index,
         # A question asked during the first build waits for it, leaving time for the lookup itself.

@@ -53,6 +53,29 @@ class Chunk:
     position: int
     token_estimate: int
 
+    @property
+    def public(self) -> bool:
+        """Whether the chunk documents public API (what a user imports) rather than something private or
+        internal: see `is_public_title`. Derived from the section title, so it survives storage."""
+        return is_public_title(self.title)
+
+
+INTERNAL_MARK = "(internal)"  # appended by the collectors to the heading of an internal helper
+_PRIVATE_NAME_RE = re.compile(r"(?:^|[.`\s])_(?!_)\w")  # `_name` or `pkg._mod.x`, not dunders such as __init__
+
+
+def is_public_title(title: str) -> bool:
+    """False for a section (or a part of one) about private or internal API: a heading in its breadcrumb
+    marked `(internal)` — a helper not in its module's `__all__`, or a class used only by the module's own
+    code — or naming an underscore name (`_helper`, `pkg._impl.Thing`). Prose sections are public."""
+    for heading in title.split(" > "):
+        if heading.rstrip().endswith(INTERNAL_MARK):
+            return False
+        code = heading.split("(", 1)[0]  # the name, not its parameters (`_x: int` is no private API)
+        if "`" in heading and _PRIVATE_NAME_RE.search(code):
+            return False
+    return True
+
 
 @dataclass(frozen=True, slots=True)
 class _Section:

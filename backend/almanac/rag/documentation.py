@@ -45,6 +45,9 @@ class DocConfig:
     voyage_embed_model: str = "voyage-3-large"
     voyage_rerank_model: str = "rerank-2.5"
     reranker: Literal["auto", "voyage", "model", "none"] = "auto"
+    rerank_timeout_s: float = 15.0
+    rerank_max_candidates: int = 20
+    rerank_passage_chars: int = 600
     top_k: int = 6
     candidates: int = 30
     min_score: float | None = None
@@ -90,13 +93,20 @@ def build_embedder(config: DocConfig, database: Database) -> Embedder | None:
 def build_reranker(config: DocConfig, chat_model: Model) -> Reranker:
     kind = config.reranker
     if kind == "auto":
-        kind = "voyage" if config.voyage_api_key else ("model" if _is_language_model(chat_model) else "none")
+        # The chat model is not used unless asked for (RERANKER=model): bench/rerank_llm.py finds it pays
+        # only when the model judges passages better than ~80% right, for ~1,430 tokens and a call per question.
+        kind = "voyage" if config.voyage_api_key else "none"
     if kind == "voyage" and config.voyage_api_key:
         return VoyageReranker(
             api_key=config.voyage_api_key, model=config.voyage_rerank_model, base_url=config.voyage_base_url
         )
     if kind == "model" and _is_language_model(chat_model):
-        return ModelReranker(chat_model)
+        return ModelReranker(
+            chat_model,
+            passage_chars=config.rerank_passage_chars,
+            max_candidates=config.rerank_max_candidates,
+            timeout_s=config.rerank_timeout_s,
+        )
     return FusedOrder()
 
 

@@ -2,7 +2,10 @@
 folders, the documentation of installed Python distributions (the README in their metadata, and
 the docstrings and signatures of their public modules, read with `ast` — never imported), and,
 optionally, the standard library's modules the same way. A public module's page also documents the
-classes and functions it re-exports from private modules, under their public names (`reexports.py`)."""
+classes and functions it re-exports from private modules, under their public names (`reexports.py`).
+What source cannot show — modules in C, builtins, names made at run time, re-exports from other
+packages — `with_introspection` adds from `introspect.py` (imports in a separate, isolated process).
+Helpers are marked internal in their headings (`module_api`), so chunks know what is public API."""
 
 from __future__ import annotations
 
@@ -12,14 +15,15 @@ import importlib.util
 import logging
 import re
 import sys
-from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, replace
 from email.message import Message
 from pathlib import Path
 from typing import cast
 
-from almanac.rag.chunking import Format
-from almanac.rag.reexports import Definition, SourceOf, reexports
+from almanac.rag.chunking import INTERNAL_MARK, Format
+from almanac.rag.introspect import DEFAULT_TIMEOUT_S, Entry, Request, introspect
+from almanac.rag.reexports import Definition, SourceOf, computed_all, literal_all, reexports, unresolved_exports
 
 log = logging.getLogger(__name__)
 DOC_SUFFIXES = {".md": "markdown", ".markdown": "markdown", ".rst": "rst", ".txt": "text"}
@@ -62,6 +66,8 @@ class Document:
     text: str
     fmt: Format  # markdown, rst or text
     source_url: str | None
+    introspect: Request | None = None  # what to ask introspection about this module (None: nothing)
+    documented: frozenset[str] = frozenset()  # the names `ast` documented (introspection only fills gaps)
 
 
 def normalise(name: str) -> str:
@@ -99,11 +105,15 @@ def folder_documents(folder: Path) -> tuple[list[Library], list[Document]]:
 # --- installed distributions -------------------------------------------------------------------
 
 
-def distribution_documents(names: Iterable[str] | None = None) -> Iterator[tuple[Library, list[Document]]]:
-    """Each installed distribution (or only those named) as a library with its documents."""
+def distribution_documents(
+    names: Iterable[str] | None = None, *, path: Sequence[Path] | None = None
+) -> Iterator[tuple[Library, list[Document]]]:
+    """Each installed distribution (or only those named; on `path` instead of `sys.path` when given) as a
+    library with its documents."""
     wanted = {normalise(n) for n in names} if names is not None else None
     seen: set[str] = set()
-    for dist in sorted(metadata.distributions(), key=lambda d: normalise(_meta(d).get("Name") or "")):
+    dists = metadata.distributions(path=[str(p) for p in path]) if path is not None else metadata.distributions()
+    for dist in sorted(dists, key=lambda d: normalise(_meta(d).get("Name") or "")):
         meta = _meta(dist)
         name = meta.get("Name") or ""
         key = normalise(name)
@@ -132,15 +142,10 @@ def distribution_documents(names: Iterable[str] | None = None) -> Iterator[tuple
             if module is None:
                 continue
             found = source_of(module)
-            text = found[0] if found else ""
-            doc = (
-                module_markdown(text, module, is_package=file.name == "__init__.py", source_of=source_of)
-                if text
-                else ""
-            )
-            if doc:
+            api = module_api(found[0], module, is_package=found[1], source_of=source_of) if found else None
+            if api is not None and (api.markdown or api.request):
                 modules += 1
-                documents.append(Document(library.id, module, doc, "markdown", url))
+                documents.append(api.document(library.id, url))
         yield library, documents
 
 
@@ -195,19 +200,27 @@ def _source_reader(files: dict[str, Path]) -> SourceOf:
 # --- the standard library ------------------------------------------------------------------------
 
 
-def stdlib_documents() -> Iterator[tuple[Library, list[Document]]]:
-    """Public standard-library modules with Python sources, one library each."""
+def stdlib_documents(names: Iterable[str] | None = None) -> Iterator[tuple[Library, list[Document]]]:
+    """Public standard-library modules (or only those named), one library each: those with Python sources
+    read with `ast`, the others (built in, or extension modules) left to introspection."""
     version = f"{sys.version_info.major}.{sys.version_info.minor}"
+    wanted = set(names) if names is not None else None
     for name in sorted(sys.stdlib_module_names):
-        if name.startswith("_") or name in STDLIB_SKIP:
+        if name.startswith("_") or name in STDLIB_SKIP or (wanted is not None and name not in wanted):
             continue
         try:
             spec = importlib.util.find_spec(name)
         except (ImportError, ValueError):
             continue
-        if spec is None or not spec.origin or not spec.origin.endswith(".py"):
+        if spec is None or not spec.origin:
             continue
         url = f"https://docs.python.org/{version}/library/{name}.html"
+        if not spec.origin.endswith(".py"):  # built in, or an extension module: only introspection sees it
+            yield (
+                Library(f"/python/{name}", name, "", "stdlib", version, url),
+                [Document(f"/python/{name}", name, "", "markdown", url, Request(name))],
+            )
+            continue
         origin = Path(spec.origin)
         root = origin.parent.parent if origin.name == "__init__.py" else origin.parent
         files = [origin] if origin.name != "__init__.py" else sorted(origin.parent.rglob("*.py"))
@@ -218,58 +231,195 @@ def stdlib_documents() -> Iterator[tuple[Library, list[Document]]]:
         for path in files[:MAX_MODULES]:
             module = _module_name(path.relative_to(root).parts)
             found = source_of(module) if module else None
-            doc = (
-                module_markdown(found[0], module, is_package=found[1], source_of=source_of) if found and module else ""
-            )
-            if doc:
-                documents.append(Document(f"/python/{name}", module or name, doc, "markdown", url))
+            api = module_api(found[0], module, is_package=found[1], source_of=source_of) if found and module else None
+            if api is not None and (api.markdown or api.request):
+                documents.append(api.document(f"/python/{name}", url))
         if documents:
-            summary = (documents[0].text.split("\n\n")[1] if "\n\n" in documents[0].text else "")[:300]
-            yield Library(f"/python/{name}", name, summary, "stdlib", version, url), documents
+            yield Library(f"/python/{name}", name, _summary(documents[0].text), "stdlib", version, url), documents
+
+
+def _summary(text: str) -> str:
+    """A library's description: the first paragraph after its first module's heading."""
+    return (text.split("\n\n")[1] if "\n\n" in text else "")[:300]
+
+
+# --- introspection -------------------------------------------------------------------------------
+
+
+def with_introspection(
+    libraries: list[Library],
+    documents: list[Document],
+    *,
+    timeout_s: float = DEFAULT_TIMEOUT_S,
+    extra_path: Sequence[Path] = (),
+) -> tuple[list[Library], list[Document]]:
+    """The documents completed with what introspection sees (`introspect.py`, in a subprocess): each
+    document asking for it gets the public classes and functions `ast` did not document appended;
+    modules only introspection sees get a document of their own. No duplicates: the `ast` passage wins
+    where both see a name — in the module itself, or where its own package defines it (`asyncio.wait_for`
+    stays `asyncio.tasks.wait_for`) — and an object its package exposes in several modules is documented
+    once, under the shortest module name (`numpy.ndarray`, not `numpy.core.numeric.ndarray`). A name
+    re-exported from another package is documented under the re-exporting name too (that is the point).
+    Libraries and documents left empty are dropped; a library without a description gets its first
+    module's docstring."""
+    requests = list({d.introspect.module: d.introspect for d in documents if d.introspect is not None}.values())
+    found = introspect(requests, timeout_s=timeout_s, extra_path=extra_path)[0] if requests else {}
+    by_ast = {(document.title, name) for document in documents for name in document.documented}
+    home: dict[tuple[str, str], str] = {}  # (owner, name) of an object of the same package → where documented
+    for module, described in sorted(found.items(), key=lambda item: (item[0].count("."), item[0])):
+        for entry in described.entries:
+            if _same_package(entry.owner, module):
+                home.setdefault((entry.owner, entry.name), module)
+
+    def wanted(entry: Entry, module: str, document: Document) -> bool:
+        if entry.name in document.documented:
+            return False
+        if not _same_package(entry.owner, module):
+            return True
+        key = (entry.owner, entry.name)
+        return key not in by_ast and home.get(key) == module
+
+    completed = []
+    for document in documents:
+        text = document.text
+        info = found.get(document.introspect.module) if document.introspect is not None else None
+        if info is not None:
+            entries = [entry for entry in info.entries if wanted(entry, document.title, document)]
+            text = introspected_markdown(document.title, info.doc, entries, text)
+        if text:
+            completed.append(replace(document, text=text, introspect=None))
+    firsts: dict[str, Document] = {}
+    for document in completed:
+        firsts.setdefault(document.library_id, document)
+    kept = [
+        library
+        if library.description or library.id not in firsts
+        else replace(library, description=_summary(firsts[library.id].text))
+        for library in libraries
+        if library.id in firsts or library.kind == "folder"
+    ]
+    return kept, completed
+
+
+def _same_package(owner: str, module: str) -> bool:
+    """Whether `owner` belongs to `module`'s package (its C accelerator `_hashlib` to `hashlib` included)."""
+    return owner.split(".")[0].lstrip("_") == module.split(".")[0].lstrip("_")
+
+
+def introspected_markdown(module: str, doc: str, entries: Iterable[Entry], existing: str = "") -> str:
+    """`existing` (the `ast` Markdown of `module`, or nothing) followed by introspected `entries`, in the
+    same form; builtins are named as users write them (`str.split`, `isinstance`)."""
+    parts = [existing] if existing else [f"# Module `{module}`", *([_fenced(doc)] if doc.strip() else [])]
+    added = False
+    for entry in entries:
+        added = True
+        qualified = entry.name if module == "builtins" else f"{module}.{entry.name}"
+        signature = entry.signature if entry.signature is not None else ("" if entry.kind == "class" else "(...)")
+        heading = f"## class `{qualified}{signature}`" if entry.kind == "class" else f"## `{qualified}{signature}`"
+        parts.append(heading)
+        if entry.owner not in (module, "builtins"):
+            parts.append(f"Defined in `{entry.owner}`.")
+        if entry.doc.strip():
+            parts.append(_fenced(entry.doc))
+        for member in entry.methods:
+            parts.append(f"### `{qualified}.{member.name}{member.signature or '(...)'}`")
+            if member.doc.strip():
+                parts.append(_fenced(member.doc))
+    return "\n\n".join(parts) if added or existing or doc.strip() else ""
 
 
 # --- docstrings and signatures -------------------------------------------------------------------
 
 
+@dataclass(frozen=True)
+class ModuleApi:
+    """What `ast` sees of a module: its Markdown, the names documented there, and what is left for
+    introspection to fill in (None: nothing)."""
+
+    module: str
+    markdown: str
+    documented: frozenset[str]
+    request: Request | None
+
+    def document(self, library_id: str, url: str | None) -> Document:
+        return Document(library_id, self.module, self.markdown, "markdown", url, self.request, self.documented)
+
+
 def module_markdown(source: str, module: str, *, is_package: bool = False, source_of: SourceOf | None = None) -> str:
-    """The public API of a module as Markdown: its docstring, then each public class (with its
-    public methods) and function: signature and docstring; with `source_of`, also the classes and
-    functions it re-exports from private modules, under the public name. Empty if there is nothing to say."""
+    """The public API of a module as Markdown (see `module_api`)."""
+    return module_api(source, module, is_package=is_package, source_of=source_of).markdown
+
+
+def module_api(source: str, module: str, *, is_package: bool = False, source_of: SourceOf | None = None) -> ModuleApi:
+    """The public API of a module as Markdown: its docstring, then each public class (with its public
+    methods) and function: signature and docstring; with `source_of`, also the classes and functions it
+    re-exports from private modules, under the public name. The Markdown is empty if there is nothing to
+    say. Helpers are marked internal (`INTERNAL_MARK`): with a literal `__all__`, what it leaves out;
+    without one, classes that only the module's other classes instantiate (Starlette's `GZipResponder`
+    behind `GZipMiddleware`). Names it exports that are not documented here are left to introspection."""
     try:
         tree = ast.parse(source)
     except (SyntaxError, ValueError):
-        return ""
+        return ModuleApi(module, "", frozenset(), None)
     parts = [f"# Module `{module}`"]
     docstring = ast.get_docstring(tree)
     if docstring:
         parts.append(_fenced(docstring))
     found = bool(docstring)
+    exported = None if computed_all(tree) else literal_all(tree)  # a computed __all__ marks nothing internal
+    helpers = _instantiated_by_other_classes(tree) if exported is None else set()
+    documented: set[str] = set()
     for node in tree.body:
         if isinstance(node, ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef) and not node.name.startswith("_"):
             found = True
-            parts.append(_definition_markdown(node, module))
-    exported = reexports(tree, module, is_package=is_package, source_of=source_of) if source_of else []
-    for item in exported:
+            documented.add(node.name)
+            internal = node.name in helpers or (exported is not None and node.name not in exported)
+            parts.append(_definition_markdown(node, module, internal=internal))
+    reexported = reexports(tree, module, is_package=is_package, source_of=source_of) if source_of else []
+    for item in reexported:
         found = True
+        documented.add(item.public)
         parts.append(_definition_markdown(item.node, module, name=item.public, origin=item.defined_in))
-    return "\n\n".join(parts) if found else ""
+    gaps = unresolved_exports(tree, module, is_package=is_package, documented=documented)
+    request = Request(module, gaps) if gaps is None or gaps else None
+    return ModuleApi(module, "\n\n".join(parts) if found else "", frozenset(documented), request)
 
 
-def _definition_markdown(node: Definition, module: str, *, name: str | None = None, origin: str | None = None) -> str:
+def _instantiated_by_other_classes(tree: ast.Module) -> set[str]:
+    """The module's public classes that another of its classes instantiates in a method: its helpers."""
+    classes = {
+        node.name: node for node in tree.body if isinstance(node, ast.ClassDef) and not node.name.startswith("_")
+    }
+    used: set[str] = set()
+    if len(classes) < 2:
+        return used
+    for name, node in classes.items():
+        for inner in ast.walk(node):
+            if isinstance(inner, ast.Call) and isinstance(inner.func, ast.Name) and inner.func.id in classes:
+                if inner.func.id != name:
+                    used.add(inner.func.id)
+    return used
+
+
+def _definition_markdown(
+    node: Definition, module: str, *, name: str | None = None, origin: str | None = None, internal: bool = False
+) -> str:
     """A class or function of `module` (named `name` there, defined in `origin` when that differs)."""
     if isinstance(node, ast.ClassDef):
-        return _class_markdown(node, module, name=name, origin=origin)
-    text = _function_markdown(node, module, level=2, name=name)
+        return _class_markdown(node, module, name=name, origin=origin, internal=internal)
+    text = _function_markdown(node, module, level=2, name=name, internal=internal)
     if origin:
         heading, _, rest = text.partition("\n\n")
         text = f"{heading}\n\nDefined in `{origin}`." + (f"\n\n{rest}" if rest else "")
     return text
 
 
-def _class_markdown(node: ast.ClassDef, module: str, *, name: str | None = None, origin: str | None = None) -> str:
+def _class_markdown(
+    node: ast.ClassDef, module: str, *, name: str | None = None, origin: str | None = None, internal: bool = False
+) -> str:
     bases = ", ".join(ast.unparse(base) for base in node.bases)
     name = name or node.name
-    parts = [f"## class `{module}.{name}{f'({bases})' if bases else ''}`"]
+    parts = [f"## class `{module}.{name}{f'({bases})' if bases else ''}`" + (f" {INTERNAL_MARK}" if internal else "")]
     if origin:
         parts.append(f"Defined in `{origin}`.")
     docstring = ast.get_docstring(node)
@@ -284,13 +434,18 @@ def _class_markdown(node: ast.ClassDef, module: str, *, name: str | None = None,
 
 
 def _function_markdown(
-    node: ast.FunctionDef | ast.AsyncFunctionDef, owner: str, *, level: int, name: str | None = None
+    node: ast.FunctionDef | ast.AsyncFunctionDef,
+    owner: str,
+    *,
+    level: int,
+    name: str | None = None,
+    internal: bool = False,
 ) -> str:
     prefix = "async " if isinstance(node, ast.AsyncFunctionDef) else ""
     returns = f" -> {ast.unparse(node.returns)}" if node.returns else ""
     signature = f"{prefix}{owner}.{name or node.name}({ast.unparse(node.args)}){returns}"
     docstring = ast.get_docstring(node)
-    heading = f"{'#' * level} `{signature}`"
+    heading = f"{'#' * level} `{signature}`" + (f" {INTERNAL_MARK}" if internal else "")
     return f"{heading}\n\n{_fenced(docstring)}" if docstring else heading
 
 

@@ -29,7 +29,14 @@ from almanac.rag.chunking import Chunk, chunk_document
 from almanac.rag.embeddings.base import Embedder
 from almanac.rag.embeddings.cache import content_hash
 from almanac.rag.hybrid import index_text
-from almanac.rag.local_docs import Document, Library, distribution_documents, folder_documents, stdlib_documents
+from almanac.rag.local_docs import (
+    Document,
+    Library,
+    distribution_documents,
+    folder_documents,
+    stdlib_documents,
+    with_introspection,
+)
 from almanac.rag.local_search import LocalIndex, load_local_index, search_local
 from almanac.rag.priority import LibraryPriority
 from almanac.rag.vectors import VectorIndex
@@ -42,13 +49,15 @@ __all__ = [
     "build_local_index",
     "chunk_all",
     "collect",
+    "collect_sources",
+    "complete",
     "fingerprint",
     "load_local_index",
     "search_local",
 ]
 
 log = logging.getLogger(__name__)
-INDEX_VERSION = "3"
+INDEX_VERSION = "4"
 MAX_CHUNKS_PER_LIBRARY = 1500
 Progress = Callable[[str, int, int], None]
 Publish = Callable[[LocalIndex], None]
@@ -62,10 +71,17 @@ class IndexInputs:
     packages: bool = True
     package_names: tuple[str, ...] | None = None  # None: every installed distribution
     stdlib: bool = True
+    introspect: bool = True  # also what importing the modules shows, in a subprocess (`introspect.py`)
 
 
 def collect(inputs: IndexInputs) -> tuple[list[Library], list[Document]]:
-    """Every library and document the inputs describe."""
+    """Every library and document the inputs describe (with what introspection adds, if asked)."""
+    return complete(inputs, *collect_sources(inputs))
+
+
+def collect_sources(inputs: IndexInputs) -> tuple[list[Library], list[Document]]:
+    """The libraries and documents read from files (`ast`, no imports); documents may still carry
+    requests for introspection (`complete` answers them)."""
     libraries: list[Library] = []
     documents: list[Document] = []
     for folder in inputs.docs_paths:
@@ -82,6 +98,15 @@ def collect(inputs: IndexInputs) -> tuple[list[Library], list[Document]]:
             libraries.append(library)
             documents += docs
     return libraries, documents
+
+
+def complete(
+    inputs: IndexInputs, libraries: list[Library], documents: list[Document]
+) -> tuple[list[Library], list[Document]]:
+    """The sources completed by introspection when `inputs.introspect`, else as they are."""
+    if inputs.introspect:
+        return with_introspection(libraries, documents)
+    return libraries, [replace(document, introspect=None) for document in documents if document.text]
 
 
 def chunk_all(documents: Sequence[Document]) -> list[Chunk]:
@@ -104,9 +129,12 @@ def chunk_all(documents: Sequence[Document]) -> list[Chunk]:
     return chunks
 
 
-def fingerprint(libraries: Sequence[Library], documents: Sequence[Document], model_id: str | None) -> str:
-    """A hash of everything the index depends on."""
-    digest = hashlib.sha256(f"{INDEX_VERSION}|{model_id}".encode())
+def fingerprint(
+    libraries: Sequence[Library], documents: Sequence[Document], model_id: str | None, *, introspect: bool = False
+) -> str:
+    """A hash of everything the index depends on. Taken over the sources before introspection: what it
+    adds follows from the installed versions (hashed too), so a restart need not import anything."""
+    digest = hashlib.sha256(f"{INDEX_VERSION}|{model_id}|{introspect}".encode())
     for library in libraries:
         digest.update(f"{library.id}|{library.version}\n".encode())
     for document in documents:
@@ -133,26 +161,27 @@ async def build_local_index(
     """
     say = progress or (lambda stage, done, total: None)
     say("collecting documents", 0, 0)
-    libraries, documents = await asyncio.to_thread(collect, inputs)
+    libraries, documents = await asyncio.to_thread(collect_sources, inputs)
     model_id = embedder.model_id if embedder is not None else None
-    digest = fingerprint(libraries, documents, model_id)
+    digest = fingerprint(libraries, documents, model_id, introspect=inputs.introspect)
+    lexical_digest = fingerprint(libraries, documents, None, introspect=inputs.introspect)
     async with database.session() as session:
         stored = await store.local_index_fingerprint(session)
     if stored == digest and not force:
         return False, 0
     started = time.monotonic()
-    chunks = await asyncio.to_thread(chunk_all, documents)
-    say("chunked", len(chunks), len(chunks))
-    texts = [index_text(chunk) for chunk in chunks]
-    bm25 = await asyncio.to_thread(BM25Index.build, texts)
-    say("BM25 index built", len(chunks), len(chunks))
-    counts = {library: 0 for library in _unique(libraries)}
-    for chunk in chunks:
-        counts[chunk.library or ""] = counts.get(chunk.library or "", 0) + 1
-    kept = {lib.id: lib for lib in _unique(libraries).values() if counts.get(lib.id)}
-    index = LocalIndex(kept, chunks, bm25, None, None, datetime.now(UTC))
+    if inputs.introspect and publish is not None and any(d.introspect is not None for d in documents):
+        # Introspection takes a while: serve BM25 over the sources first, as before it existed.
+        plain = [replace(document, introspect=None) for document in documents if document.text]
+        early, _ = await _lexical(libraries, plain)
+        say("BM25 index of the sources built", len(early.chunks), len(early.chunks))
+        publish(early)
+    libraries, documents = await asyncio.to_thread(complete, inputs, libraries, documents)
+    say("introspected", len(documents), len(documents))
+    index, texts = await _lexical(libraries, documents, say)
+    chunks, kept = index.chunks, index.libraries
     if embedder is None or store_lexical:
-        await _store(database, index, fingerprint(libraries, documents, None) if embedder else digest)
+        await _store(database, index, lexical_digest if embedder else digest)
     if publish is not None:
         publish(index)
     if embedder is not None and chunks:
@@ -164,6 +193,24 @@ async def build_local_index(
         "local doc index: %d chunks from %d libraries in %.1f s", len(chunks), len(kept), time.monotonic() - started
     )
     return True, len(chunks)
+
+
+async def _lexical(
+    libraries: Sequence[Library], documents: Sequence[Document], say: Progress | None = None
+) -> tuple[LocalIndex, list[str]]:
+    """The BM25 stage of the index (and the indexed text of each chunk); the work runs in threads."""
+    chunks = await asyncio.to_thread(chunk_all, documents)
+    if say is not None:
+        say("chunked", len(chunks), len(chunks))
+    texts = [index_text(chunk) for chunk in chunks]
+    bm25 = await asyncio.to_thread(BM25Index.build, texts)
+    if say is not None:
+        say("BM25 index built", len(chunks), len(chunks))
+    counts = {library: 0 for library in _unique(libraries)}
+    for chunk in chunks:
+        counts[chunk.library or ""] = counts.get(chunk.library or "", 0) + 1
+    kept = {lib.id: lib for lib in _unique(libraries).values() if counts.get(lib.id)}
+    return LocalIndex(kept, chunks, bm25, None, None, datetime.now(UTC)), texts
 
 
 async def _embed(

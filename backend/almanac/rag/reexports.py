@@ -32,9 +32,9 @@ def reexports(tree: ast.Module, module: str, *, is_package: bool, source_of: Sou
     """The classes and functions `module` (parsed as `tree`) re-exports from private modules, in the
     order `__all__` (or the imports) name them, each once."""
     package = module if is_package else module.rpartition(".")[0]
-    imports = dict(_explicit_imports(tree, package))
+    imports = dict(explicit_imports(tree, package))
     stars = list(_star_imports(tree, package))
-    exported = _literal_all(tree)
+    exported = literal_all(tree)
     local = {node.name for node in tree.body if isinstance(node, Definition)}
     if exported is None:
         if not is_package:
@@ -86,7 +86,7 @@ class _Parsed:
         if hops == 0:
             return None
         package = module if is_package else module.rpartition(".")[0]
-        imports = dict(_explicit_imports(tree, package))
+        imports = dict(explicit_imports(tree, package))
         targets = [imports[name]] if name in imports else [(star, name) for star in _star_imports(tree, package)]
         for target, original in targets:
             if target.split(".")[0] == module.split(".")[0]:
@@ -107,7 +107,7 @@ def _resolve(level: int, target: str | None, package: str) -> str | None:
     return ".".join([*base, *([target] if target else [])]) or None
 
 
-def _explicit_imports(tree: ast.Module, package: str) -> Iterator[tuple[str, tuple[str, str]]]:
+def explicit_imports(tree: ast.Module, package: str) -> Iterator[tuple[str, tuple[str, str]]]:
     """(bound name, (absolute module, original name)) for each top-level `from m import a [as b]`."""
     for node in tree.body:
         if isinstance(node, ast.ImportFrom):
@@ -128,7 +128,7 @@ def _star_imports(tree: ast.Module, package: str) -> Iterator[str]:
                 yield target
 
 
-def _literal_all(tree: ast.Module) -> list[str] | None:
+def literal_all(tree: ast.Module) -> list[str] | None:
     """The names of a literal `__all__ = [...]` (plus `__all__ += [...]`), or None when there is none."""
     names: list[str] | None = None
     for node in tree.body:
@@ -150,3 +150,77 @@ def _private_within(target: str, module: str) -> bool:
     """Whether `target` is a private module of `module`'s top-level package."""
     parts = target.split(".")
     return parts[0] == module.split(".")[0] and any(part.startswith("_") for part in parts[1:])
+
+
+def unresolved_exports(
+    tree: ast.Module, module: str, *, is_package: bool, documented: set[str]
+) -> tuple[str, ...] | None:
+    """The public names `module` exports that reading its source did not document, for introspection to
+    fill in (`introspect.py`): names in `__all__`, or, without one, names imported from another package
+    in the explicit re-export form `from m import X as X` (in a package `__init__`, any public name it
+    imports from another package). Names imported from the package's public modules are left out (they
+    are documented where they are defined). None when the exports are computed at run time — a `__all__`
+    that is not a literal list, or a module `__getattr__` — so only introspection can tell."""
+    top = module.split(".")[0]
+    if computed_all(tree):
+        return None
+    package = module if is_package else module.rpartition(".")[0]
+    imports = dict(explicit_imports(tree, package))
+    exported = literal_all(tree)
+    if exported is None:
+        exported = [
+            alias.asname or alias.name
+            for node in tree.body
+            if isinstance(node, ast.ImportFrom)
+            for alias in node.names
+            if alias.asname == alias.name or (is_package and alias.name != "*")
+        ]
+        exported = [name for name in exported if name and name in imports and imports[name][0].split(".")[0] != top]
+    gaps = []
+    for name in dict.fromkeys(exported):
+        if name.startswith("_") or name in documented:
+            continue
+        origin = imports.get(name)
+        if origin is not None and origin[0].split(".")[0] == top and not _private_within(origin[0], module):
+            continue  # from a public module of the same package: documented there
+        gaps.append(name)
+    return tuple(gaps)
+
+
+def computed_all(tree: ast.Module) -> bool:
+    """Whether the module's exports are only known at run time: a module `__getattr__`, a `__all__`
+    assigned something other than a literal list, or changed anywhere but by a top-level literal
+    (`__all__.extend(...)`, `__all__ += ...` inside an `if`: `os`, `numpy`). Module-level statements
+    only (those inside `if`/`try`/`with`/`for` included), not function bodies: cheap on every module."""
+    pending: list[tuple[ast.stmt, bool]] = [(node, True) for node in tree.body]
+    while pending:
+        node, top_level = pending.pop()
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            if top_level and node.name == "__getattr__":
+                return True
+            continue
+        targets = (
+            node.targets
+            if isinstance(node, ast.Assign)
+            else [node.target]
+            if isinstance(node, ast.AugAssign | ast.AnnAssign)
+            else []
+        )
+        if any(isinstance(t, ast.Name) and t.id == "__all__" for t in targets):
+            if not top_level or not isinstance(getattr(node, "value", None), ast.List | ast.Tuple):
+                return True
+        call = node.value if isinstance(node, ast.Expr) else None
+        if (
+            isinstance(call, ast.Call)
+            and isinstance(call.func, ast.Attribute)
+            and isinstance(call.func.value, ast.Name)
+            and call.func.value.id == "__all__"
+        ):
+            return True  # __all__.extend(...), .append(...)
+        for field in ("body", "orelse", "finalbody", "handlers"):
+            for child in getattr(node, field, ()) or ():
+                if isinstance(child, ast.ExceptHandler):
+                    pending.extend((inner, False) for inner in child.body)
+                elif isinstance(child, ast.stmt):
+                    pending.append((child, False))
+    return False

@@ -1,7 +1,8 @@
 """Step 5 of the pipeline: rerank the fused candidates (top 30) down to the best few.
 
 - `VoyageReranker`: Voyage AI `rerank-2.5` (when VOYAGE_API_KEY is set);
-- `ModelReranker`: the chat model scores every candidate in one call; its answer is parsed
+- `ModelReranker`: the chat model scores the candidates in one call, bounded in tokens (at most
+  `max_candidates`, each cut to `passage_chars`) and time (`timeout_s`); its answer is parsed
   leniently (JSON, or `id: score` lines); candidates it did not score keep their fused order
   after the scored ones;
 - `FusedOrder` (offline): keeps the fused order.
@@ -15,13 +16,14 @@ empty result. Relevance thresholds are applied by the pipeline after reranking, 
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import re
 from collections.abc import Sequence
 from typing import Protocol
 
-from almanac.llm.base import Model, ModelError, complete
+from almanac.llm.base import Model, complete
 from almanac.llm.messages import Message, ModelRequest
 from almanac.rag.retriever import Hit
 
@@ -91,31 +93,54 @@ _PROMPT = (
 )
 
 
-class ModelReranker:
-    """One chat-model call scores all candidates."""
+DEFAULT_MAX_CANDIDATES = 20
+DEFAULT_PASSAGE_CHARS = 600
+DEFAULT_TIMEOUT_S = 15.0
 
-    def __init__(self, model: Model, *, passage_chars: int = 700) -> None:
+
+class ModelReranker:
+    """One chat-model call scores the first `max_candidates` candidates, each cut to `passage_chars`
+    characters (so a call costs at most about `max_candidates × passage_chars / 4` tokens of passages,
+    and `12 × max_candidates + 50` tokens of answer), within `timeout_s`. The candidates beyond the cap
+    follow the scored ones in their fused order. A failure, a timeout or an answer without usable
+    scores keeps the fused order."""
+
+    def __init__(
+        self,
+        model: Model,
+        *,
+        passage_chars: int = DEFAULT_PASSAGE_CHARS,
+        max_candidates: int = DEFAULT_MAX_CANDIDATES,
+        timeout_s: float = DEFAULT_TIMEOUT_S,
+    ) -> None:
         self.model = model
         self.name = f"{model.provider} {model.name}"
         self._chars = passage_chars
+        self._max = max(1, max_candidates)
+        self._timeout_s = timeout_s
 
     async def rerank(self, query: str, texts: Sequence[str], top_n: int, *, fused: Sequence[float] = ()) -> list[Hit]:
         if not texts:
             return []
-        passages = "\n\n".join(f"[{i}] {text[: self._chars]}" for i, text in enumerate(texts))
+        judged = min(len(texts), self._max)
+        passages = "\n\n".join(
+            f"[{i}] {' '.join(text[: self._chars].split())}" for i, text in enumerate(texts[:judged])
+        )
         prompt = f"Question: {query[:2000]}\n\nPassages:\n{passages}"
+        request = ModelRequest(_PROMPT, (Message.user(prompt),), max_tokens=12 * judged + 50, purpose="utility")
         try:
-            response = await complete(
-                self.model,
-                ModelRequest(_PROMPT, (Message.user(prompt),), max_tokens=20 * len(texts) + 50, purpose="utility"),
-            )
-        except ModelError:
-            log.warning("reranking by the model failed; keeping the fused order")
+            response = await asyncio.wait_for(complete(self.model, request), self._timeout_s)
+        except TimeoutError:
+            log.warning("reranking by the model took over %.0f s; keeping the fused order", self._timeout_s)
             return fused_order(len(texts), top_n, fused)
-        scores = parse_scores(response.text, len(texts))
+        except Exception as exc:  # boundary: whatever the model does, the fused results stand
+            log.warning("reranking by the model failed (%s); keeping the fused order", type(exc).__name__)
+            return fused_order(len(texts), top_n, fused)
+        scores = parse_scores(response.text, judged)
         if not scores:
+            log.warning("the model's reranking answer had no usable scores; keeping the fused order")
             return fused_order(len(texts), top_n, fused)
-        order = sorted(range(len(texts)), key=lambda i: (-scores.get(i, -1.0), i))
+        order = sorted(range(judged), key=lambda i: (-scores.get(i, -1.0), i)) + list(range(judged, len(texts)))
         return [Hit(i, unit(scores.get(i, 0.0) / 10.0)) for i in order[:top_n]]
 
 

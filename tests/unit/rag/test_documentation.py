@@ -11,12 +11,13 @@ from typing import Any
 from tests.fakes.embedder import HashEmbedder
 
 from almanac.llm.providers.offline import OfflineModel
-from almanac.rag.documentation import DocConfig, Documentation, build_documentation
+from almanac.rag.documentation import DocConfig, Documentation, build_documentation, build_reranker
 from almanac.rag.embeddings.base import Embeddings, InputType
 from almanac.rag.embeddings.cache import CachedEmbedder
 from almanac.rag.local_index import IndexInputs
 from almanac.rag.pipeline import DocRequest
 from almanac.rag.priority import LibraryPriority
+from almanac.rag.rerank import FusedOrder, ModelReranker
 from almanac.tools.base import ToolContext
 from almanac.tools.builtin.documentation import DocumentationTool
 
@@ -216,3 +217,26 @@ def test_fusion_settings_reach_every_hybrid_search(sqlite_url: str, build: Any) 
     assert docs.source._hybrid == HybridConfig(method="rrf", rrf_k=10)  # type: ignore[attr-defined]
     default = doc_config(build(sqlite_url, doc_source="auto")[1])
     assert default.hybrid() == HybridConfig(method="gated", rrf_k=60.0) and default.source == "auto"
+
+
+class _VendorModel:
+    """A stand-in with a vendor's name: build_reranker treats it as a language model."""
+
+    provider = "anthropic"
+    name = "claude-test"
+    supports_tools = True
+    supports_streaming = True
+
+    def stream(self, request: Any) -> Any:
+        raise AssertionError("not called")
+
+
+def test_the_chat_model_reranks_only_when_asked_and_then_within_the_configured_bounds() -> None:
+    model = _VendorModel()
+    assert isinstance(build_reranker(DocConfig(reranker="auto"), model), FusedOrder)  # type: ignore[arg-type]
+    chosen = build_reranker(
+        DocConfig(reranker="model", rerank_timeout_s=3.0, rerank_max_candidates=8, rerank_passage_chars=300),
+        model,  # type: ignore[arg-type]
+    )
+    assert isinstance(chosen, ModelReranker)
+    assert (chosen._timeout_s, chosen._max, chosen._chars) == (3.0, 8, 300)

@@ -104,3 +104,32 @@ def test_an_unclosed_code_fence_in_a_docstring_does_not_swallow_the_next_section
     )
     chunks = chunk_document(module_markdown(source, "m"), fmt="markdown")
     assert any(chunk.title.endswith("class `m.B`") and "Bee." in chunk.text for chunk in chunks)
+
+
+def test_helpers_left_out_of_all_are_marked_internal() -> None:
+    text = module_markdown('__all__ = ["Client"]\nclass Client:\n    pass\nclass Pool:\n    pass\n', "m")
+    assert "## class `m.Client`\n" in text + "\n"
+    assert "## class `m.Pool` (internal)" in text
+
+
+def test_without_all_classes_only_the_modules_other_classes_instantiate_are_marked_internal() -> None:
+    source = (
+        "class GZipMiddleware:\n    def __call__(self, scope):\n        responder = GZipResponder(self.app)\n"
+        "class IdentityResponder:\n    def send(self): ...\n"
+        "class GZipResponder(IdentityResponder):\n    def __init__(self, app):\n        super().__init__()\n"
+        "        IdentityResponder.send(self)\n"
+        "def gzip_app(app):\n    return GZipMiddleware(app)\n"
+    )
+    text = module_markdown(source, "m")
+    assert "## class `m.GZipMiddleware`\n" in text
+    assert "## class `m.GZipResponder(IdentityResponder)` (internal)" in text
+    assert "## class `m.IdentityResponder`\n" in text  # a base class, not instantiated by another class
+    assert "## `m.gzip_app(app)`" in text and "gzip_app(app)` (internal)" not in text
+
+
+def test_a_computed_all_marks_nothing_internal() -> None:
+    source = (
+        "import numpy as np\n__all__ = np.__all__[:]\n__all__ += ['rand']\ndef empty(shape): ...\ndef rand(): ...\n"
+    )
+    text = module_markdown(source, "numpy.matlib")
+    assert "## `numpy.matlib.empty(shape)`\n" in text + "\n" and "(internal)" not in text

@@ -72,3 +72,29 @@ async def test_an_unbuilt_index_says_how_to_build_it() -> None:
     source = LocalSource(index=lambda: None, embedder=None, missing=lambda: "being built: embedding 10/20")
     with pytest.raises(SourceUnavailable, match="being built: embedding 10/20"):
         await source.libraries("x", "y")
+
+
+async def test_bm25_over_the_sources_is_served_before_introspection_and_a_restart_imports_nothing(
+    sqlite_url: str, build: Any
+) -> None:
+    services, _ = build(sqlite_url)
+    inputs = IndexInputs(package_names=("fastapi",), stdlib=False)  # fastapi re-exports Starlette's middleware
+    published: list[Any] = []
+    stages: list[str] = []
+    await build_local_index(
+        services.database,
+        inputs,
+        None,
+        publish=published.append,
+        progress=lambda stage, done, total: stages.append(stage),
+    )
+    gzip = "fastapi.middleware.gzip.GZipMiddleware"
+    assert len(published) == 2
+    assert not any(gzip in chunk.text for chunk in published[0].chunks)  # source only
+    assert any(gzip in chunk.text for chunk in published[1].chunks)  # with what introspection sees
+    assert stages.index("BM25 index of the sources built") < stages.index("introspected")
+    again: list[str] = []
+    assert await build_local_index(
+        services.database, inputs, None, progress=lambda stage, done, total: again.append(stage)
+    ) == (False, 0)
+    assert "introspected" not in again  # unchanged sources: the stored index stands, nothing imported

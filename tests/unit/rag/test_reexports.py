@@ -1,6 +1,7 @@
 """Public names re-exported from private modules are documented under the public name — on synthetic
 packages (every import form) and on real installed ones (httpx, anthropic) through the local index."""
 
+import ast
 from typing import Any
 
 import pytest
@@ -10,6 +11,7 @@ from almanac.rag.local_index import IndexInputs, build_local_index
 from almanac.rag.local_search import load_local_index
 from almanac.rag.pipeline import DocRequest, DocumentationPipeline
 from almanac.rag.query import RuleQueryParser
+from almanac.rag.reexports import unresolved_exports
 from almanac.rag.rerank import FusedOrder
 from almanac.rag.select import RuleSelector
 from almanac.rag.sources.local import LocalSource
@@ -94,3 +96,30 @@ async def test_questions_about_re_exported_apis_find_their_docstrings(
     found = [p.chunk for p in result.passages if f"`{title}" in p.chunk.title or f"`{title}" in p.chunk.text]
     assert found, [p.chunk.title for p in result.passages]
     assert any(text in chunk.text for chunk in found)
+
+
+@pytest.mark.parametrize(
+    ("source", "module", "is_package", "gaps"),
+    [
+        # __all__ names source does not define: left to introspection (constants too; it keeps only APIs)
+        ('__all__ = ["md5", "new"]\ndef new(): pass\n', "hashlib", False, ("md5",)),
+        # without __all__, the explicit re-export form from another package
+        ("from starlette.middleware.gzip import GZipMiddleware as GZipMiddleware\n", "fastapi.gzip", False,
+         ("GZipMiddleware",)),
+        ("from starlette.middleware.gzip import GZipMiddleware\n", "fastapi.gzip", False, ()),
+        # a package __init__ re-exports what it imports from other packages; its own public modules are indexed
+        ("from starlette import Request\nfrom .routing import APIRouter\n", "fastapi", True, ("Request",)),
+        # computed at run time: only introspection can tell
+        ('__all__ = ("md5",) + ("sha1",)\n', "hashlib", False, None),
+        ('__all__ = ["sep"]\n__all__.extend(["getcwd"])\n', "os", False, None),
+        ("def __getattr__(name): ...\n", "lazy", False, None),
+        ('__all__ = ["a"]\nif X:\n    __all__.extend(core.__all__)\n', "numpy", True, None),  # nested: numpy
+        ('__all__ = ["a"]\n__all__ += ["b"]\ndef a(): pass\ndef b(): pass\n', "m", False, ()),  # literal
+    ],
+)  # fmt: skip
+def test_unresolved_exports_are_what_introspection_must_fill(
+    source: str, module: str, is_package: bool, gaps: tuple[str, ...] | None
+) -> None:
+    tree = ast.parse(source)
+    documented = {node.name for node in tree.body if isinstance(node, ast.FunctionDef)}
+    assert unresolved_exports(tree, module, is_package=is_package, documented=documented) == gaps

@@ -1,9 +1,16 @@
 """Step 5: reranking (the chat model's scores parsed leniently; failures keep the fused order)."""
 
+import asyncio
+import json
+import re
+from collections.abc import AsyncIterator
+
 import pytest
 
 from almanac.llm.base import ModelUnavailable
-from almanac.llm.fake import ScriptedModel, reply
+from almanac.llm.events import ModelEvent
+from almanac.llm.fake import ScriptedModel, events_of, reply
+from almanac.llm.messages import ModelRequest
 from almanac.rag.rerank import FusedOrder, ModelReranker, parse_scores
 from almanac.rag.retriever import Hit
 
@@ -37,3 +44,58 @@ async def test_failures_keep_the_fused_order() -> None:
         hits = await ModelReranker(ScriptedModel([step])).rerank("q", TEXTS, 2)
         assert [h.index for h in hits] == [0, 1]
     assert [h.index for h in await FusedOrder().rerank("q", TEXTS, 10)] == [0, 1, 2, 3]
+
+
+class KeywordJudge:
+    """A fake chat model with a known rule: a passage mentioning `keyword` scores 9, any other 2.
+    `delay_s` makes it slow; `garbled` makes it answer without scores."""
+
+    provider = "fake"
+    name = "keyword judge"
+    supports_tools = False
+    supports_streaming = True
+
+    def __init__(self, keyword: str, *, delay_s: float = 0.0, garbled: bool = False) -> None:
+        self.keyword = keyword
+        self.delay_s = delay_s
+        self.garbled = garbled
+        self.requests: list[ModelRequest] = []
+
+    async def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
+        self.requests.append(request)
+        await asyncio.sleep(self.delay_s)
+        passages = re.findall(r"^\[(\d+)\] (.*)$", request.messages[0].text, re.MULTILINE)
+        scores = [{"id": int(i), "score": 9 if self.keyword in text else 2} for i, text in passages]
+        for event in events_of(reply("Passage 3 looks best!" if self.garbled else json.dumps(scores))):
+            yield event
+
+
+CANDIDATES = [f"passage {i} about routing" for i in range(30)]
+CANDIDATES[4] = "passage 4 about gzip middleware"
+CANDIDATES[9] = "passage 9 about gzip compression"
+CANDIDATES[25] = "passage 25 about gzip, beyond the cap"
+
+
+async def test_the_reranker_orders_by_the_models_scores_within_its_token_bounds() -> None:
+    judge = KeywordJudge("gzip")
+    hits = await ModelReranker(judge, max_candidates=20).rerank("add gzip", CANDIDATES, 4)
+    assert [hit.index for hit in hits] == [4, 9, 0, 1]
+    assert [hit.score for hit in hits] == [0.9, 0.9, 0.2, 0.2]
+    prompt = judge.requests[-1].messages[0].text
+    assert "[19] passage 19" in prompt and "[20]" not in prompt  # at most 20 candidates are sent
+    assert judge.requests[-1].max_tokens == 12 * 20 + 50
+
+
+async def test_candidates_past_the_cap_follow_in_fused_order_and_passages_are_cut() -> None:
+    judge = KeywordJudge("gzip")
+    hits = await ModelReranker(judge, max_candidates=5, passage_chars=10).rerank("add gzip", CANDIDATES, 30)
+    assert [hit.index for hit in hits] == [0, 1, 2, 3, 4, *range(5, 30)]  # "passage 4 " lost its keyword
+    assert "[4] passage 4\n" in judge.requests[0].messages[0].text + "\n"
+
+
+@pytest.mark.parametrize("judge", [KeywordJudge("gzip", delay_s=5.0), KeywordJudge("gzip", garbled=True)])
+async def test_a_slow_or_garbled_judge_keeps_the_fused_order(judge: KeywordJudge) -> None:
+    fused = [1.0 - i / 30 for i in range(30)]
+    hits = await ModelReranker(judge, timeout_s=0.05).rerank("add gzip", CANDIDATES, 6, fused=fused)
+    assert [hit.index for hit in hits] == [0, 1, 2, 3, 4, 5]
+    assert hits[0].score == 1.0

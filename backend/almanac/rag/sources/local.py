@@ -14,6 +14,7 @@ from almanac.rag.chunking import Chunk
 from almanac.rag.embeddings.base import Embedder
 from almanac.rag.hybrid import HybridConfig
 from almanac.rag.local_search import LocalIndex, search_local
+from almanac.rag.public import prefer_public
 from almanac.rag.retriever import Hit
 from almanac.rag.select import rank_libraries
 from almanac.rag.sources.base import LibraryInfo, LibraryNotFound, SourceUnavailable
@@ -32,7 +33,8 @@ class LocalCorpus:
 
     async def search(self, query: str, k: int) -> list[Hit]:
         restrict = None if self.library.id == EVERYTHING else self.library.id
-        return await search_local(self.index, self.embedder, query, library=restrict, config=self.config, k=k)
+        hits = await search_local(self.index, self.embedder, query, library=restrict, config=self.config, k=k)
+        return prefer_public(hits, lambda row: self.index.chunks[row].public)
 
 
 class WaitLoaded(Protocol):
