@@ -4,8 +4,11 @@
 2. find candidate libraries in the doc source and pick one (`select.py`); an explicit
    `/owner/repo[@version]` ID is used as given, so a version pin is honoured;
 3. fetch and chunk the documentation for the topic (`sources/`, `chunking.py`);
-4. hybrid search: BM25 and vectors concurrently, fused (`hybrid.py`, `fusion.py`), top 30;
-5. rerank to the best few, then apply any relevance threshold (`rerank.py`);
+4. hybrid search: BM25 and vectors concurrently, fused (`hybrid.py`, `fusion.py`); locally, a library
+   named in the question (rather than given as `library`) is a hint, not a filter: every library is
+   searched and the named one's passages count more (less when its name is an ordinary word);
+5. order the candidates (`ranking.py`: the exact symbol first, public before private, no near-copies),
+   top 30; rerank to the best few, then apply any relevance threshold (`rerank.py`);
 6. the result, formatted by `format.py`.
 
 When the primary source is unreachable the local source answers, and the result says so. With
