@@ -3,7 +3,7 @@ them. Pure functions over chunks and their fused scores.
 
 Each candidate's fused score is scaled to the candidates' range (0–1) and adjusted:
 
-- **the exact symbol first** — a passage documenting an API whose name is a word of the question
+- **the exact symbol first** — a passage documenting an API (not a module page) whose name is a word of the question
   (`gather` in "gather the results of several coroutines") gains `symbol_bonus` (in proportion to the
   share of the name's parts the question has: `TemporaryDirectory` → "temporary", "directory"), and a
   little more when its class is named too (`AsyncClient` for `AsyncClient.stream`);
@@ -117,7 +117,7 @@ def arrange(
     for chunk, score in zip(chunks, scores, strict=True):
         value = (score - worst) / spread if spread > 0 else 1.0
         symbol = symbol_of(chunk)
-        if symbol:
+        if symbol and not chunk.title.rsplit(" > ", 1)[-1].startswith("Module "):  # a module is no API name
             *owners, name = symbol.split(".")
             value += config.symbol_bonus * name_match(name, terms)
             if owners and owners[-1][:1].isupper():

@@ -91,3 +91,9 @@ def test_with_several_libraries_the_ones_people_use_come_first() -> None:
     assert order("gather results", [vendored, stdlib], [1.0, 0.95])[0] == "asyncio.tasks.gather_all"
     without = RankingConfig(popular_bonus=0.0, stdlib_bonus=0.0)
     assert order("gather results", [vendored, stdlib], [1.0, 0.95], config=without)[0] == "vendored.tasks.gather_all"
+
+
+def test_a_module_named_in_the_question_is_not_taken_for_the_api_asked_about() -> None:
+    module = Chunk("m", "# Module `toolkit`\n\nHelpers for lists.", "Module `toolkit`", None, "/pypi/toolkit", 0, 5)
+    named = api("toolkit.flatten", "Return one list with the items of the given iterables.")
+    assert order("how do I flatten lists with toolkit", [module, named], [10.0, 8.0])[0] == "toolkit.flatten"
