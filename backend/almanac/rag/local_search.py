@@ -63,6 +63,16 @@ class LocalIndex:
             return []
         return _restricted(self.vectors.scores(vector), self._rows(library), k)
 
+    def share(self, word: str, library: str) -> float:
+        """The share of the chunks containing `word` (as BM25 terms) that belong to `library`: near 1 for a
+        distinctive name (`httpx`), low for an ordinary word that also names a library (`string`, `copy`).
+        1 when no chunk contains it."""
+        containing = np.flatnonzero(self.bm25.scores(word) > 0)
+        if not len(containing):
+            return 1.0
+        rows = self.rows_of.get(library, np.zeros(0, dtype=np.int64))
+        return float(np.isin(containing, rows).sum()) / len(containing)
+
     def _rows(self, library: str | None) -> np.ndarray | None:
         return None if library is None else self.rows_of.get(library, np.zeros(0, dtype=np.int64))
 

@@ -4,8 +4,11 @@
 2. find candidate libraries in the doc source and pick one (`select.py`); an explicit
    `/owner/repo[@version]` ID is used as given, so a version pin is honoured;
 3. fetch and chunk the documentation for the topic (`sources/`, `chunking.py`);
-4. hybrid search: BM25 and vectors concurrently, fused (`hybrid.py`, `fusion.py`), top 30;
-5. rerank to the best few, then apply any relevance threshold (`rerank.py`);
+4. hybrid search: BM25 and vectors concurrently, fused (`hybrid.py`, `fusion.py`); locally, a library
+   named in the question (rather than given as `library`) is a hint, not a filter: every library is
+   searched and the named one's passages count more (less when its name is an ordinary word);
+5. order the candidates (`ranking.py`: the exact symbol first, public before private, no near-copies),
+   top 30; rerank to the best few, then apply any relevance threshold (`rerank.py`);
 6. the result, formatted by `format.py`.
 
 When the primary source is unreachable the local source answers, and the result says so. With
@@ -17,17 +20,21 @@ index is searched, a question waits for a first build still under way (bounded, 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from almanac.rag.chunking import Chunk
 from almanac.rag.query import LIBRARY_ID, ParsedQuery, QueryParser, guess_library, topic_of
+from almanac.rag.ranking import RankingConfig, arrange
 from almanac.rag.rerank import Reranker
-from almanac.rag.select import LibrarySelector
+from almanac.rag.select import LibrarySelector, normalise_name
 from almanac.rag.sources.auto import AutoSource
 from almanac.rag.sources.base import DocSource, DocSourceError, LibraryInfo, LibraryNotFound, SourceUnavailable
-from almanac.rag.sources.local import LocalSource
+from almanac.rag.sources.local import EVERYTHING, LocalCorpus, LocalSource
 
 MAX_QUERY_CHARS = 2000
+WIDE_POOL = 10  # searching every library, candidates × this many passages are ranked
+DISTINCTIVE_SHARE = 0.5  # a name is distinctive when at least this share of the chunks using it are its library's
+ORDINARY_HINT = 0.5  # the library bonus kept for an ordinary word
 
 
 @dataclass(frozen=True)
@@ -65,6 +72,7 @@ class DocumentationPipeline:
         top_k: int = 6,
         candidates: int = 30,
         min_score: float | None = None,
+        ranking: RankingConfig | None = None,
     ) -> None:
         self.source = source
         self.fallback = fallback
@@ -74,6 +82,7 @@ class DocumentationPipeline:
         self.top_k = top_k
         self.candidates = candidates
         self.min_score = min_score
+        self.ranking = ranking or RankingConfig()
 
     async def run(self, request: DocRequest) -> DocResult:
         """The best passages for a request; raises `DocSourceError` with a message for the model."""
@@ -92,8 +101,9 @@ class DocumentationPipeline:
         )
         topic = (request.topic or "").strip() or parsed.topic
         primary = self.source.active() if isinstance(self.source, AutoSource) else self.source
+        explicit = library_name is not None
         try:
-            return await self._answer(primary, query, parsed.library, topic, notes, request.progress)
+            return await self._answer(primary, query, parsed.library, topic, notes, request.progress, explicit)
         except SourceUnavailable as exc:
             if isinstance(self.source, AutoSource) and primary is not self.source.local:
                 self.source.failed(exc)
@@ -102,7 +112,7 @@ class DocumentationPipeline:
             notes.append(
                 f"{primary.name} was unavailable ({exc}) — these passages come from the local documentation instead."
             )
-            return await self._answer(self.fallback, query, parsed.library, topic, notes, request.progress)
+            return await self._answer(self.fallback, query, parsed.library, topic, notes, request.progress, explicit)
 
     async def _answer(
         self,
@@ -112,18 +122,36 @@ class DocumentationPipeline:
         topic: str,
         notes: list[str],
         progress: Callable[[str], None] | None,
+        explicit: bool = False,
     ) -> DocResult:
         if isinstance(source, LocalSource):
             await source.ready(progress)
         library = await self._library(source, query, name, notes)
         corpus = await source.corpus(library, topic)
-        hits = await corpus.search(f"{topic} {query}" if topic not in query else query, self.candidates)
-        texts = [corpus.chunks[hit.index].text for hit in hits]
-        fused = [hit.score for hit in hits]
-        reranked = await self.reranker.rerank(query, texts, self.top_k, fused=fused) if texts else []
+        searched, hint, weight, pool = corpus, None, 1.0, self.candidates
+        if isinstance(source, LocalSource) and isinstance(corpus, LocalCorpus) and not explicit and name:
+            # A library named in the question is a hint, not a filter: every library is searched and the
+            # named one's passages count more — less when its name is an ordinary word ("string"); a name
+            # that only loosely matches a library (unsure) is no hint at all.
+            hint = _hinted(corpus, name)
+            if hint is not None and corpus.index.share(name, hint) < DISTINCTIVE_SHARE:
+                weight = ORDINARY_HINT
+            if corpus.library.id != EVERYTHING:
+                searched = await source.corpus(source.everything(), topic)
+                topic = topic_of(query, None)
+        if searched.library.id == EVERYTHING:
+            pool = self.candidates * WIDE_POOL  # libraries compete: rank a deeper pool
+        hits = await searched.search(topic or query, pool)
+        chunks = [searched.chunks[hit.index] for hit in hits]
+        config = self.ranking if weight == 1.0 else _scaled(self.ranking, weight)
+        order = arrange(query, chunks, [hit.score for hit in hits], hint=hint, config=config, limit=self.candidates)
+        chunks = [chunks[c.index] for c in order]
+        ordered = [c.score for c in order]
+        texts = [chunk.text for chunk in chunks]
+        reranked = await self.reranker.rerank(query, texts, self.top_k, fused=ordered) if texts else []
         if self.min_score is not None:
             reranked = [hit for hit in reranked if hit.score >= self.min_score]
-        passages = [Passage(corpus.chunks[hits[hit.index].index], hit.score) for hit in reranked]
+        passages = [Passage(chunks[hit.index], hit.score) for hit in reranked]
         return DocResult(corpus.library, source.name, topic, passages, notes)
 
     async def _library(self, source: DocSource, query: str, name: str | None, notes: list[str]) -> LibraryInfo:
@@ -169,3 +197,18 @@ class DocumentationPipeline:
                 f"{', '.join(chosen.versions) or 'unknown'}."
             )
         return chosen
+
+
+def _hinted(corpus: LocalCorpus, name: str) -> str | None:
+    """The local library a name in the question hints at: the chosen library when the name is its own
+    (not a looser match), else None (then the chosen library is searched alone, as before)."""
+    library = corpus.library
+    if library.id == EVERYTHING or LIBRARY_ID.fullmatch(name):
+        return None
+    wanted = normalise_name(name.split("@")[0])
+    own = {normalise_name(library.title), normalise_name(library.id.rstrip("/").rsplit("/", 1)[-1])}
+    return library.id if wanted and wanted in own else None
+
+
+def _scaled(config: RankingConfig, weight: float) -> RankingConfig:
+    return replace(config, library_bonus=config.library_bonus * weight)

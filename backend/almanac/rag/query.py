@@ -3,7 +3,8 @@
 The chat model does it with a small structured prompt (JSON answer, parsed leniently); offline,
 rules do it: an explicit Context7 ID, a known library name, or a name in a telling position
 ("in X", "X's", "using X", "`X`", "import X"). The topic is the request without the library (and its
-possessive: "sqlalchemy's pool" → "pool"), the question's boilerplate, and requests to consult the
+possessive: "sqlalchemy's pool" → "pool"), the question's boilerplate, connectives opening a sentence
+("And how do I…"), requests to the assistant ("can you", "please", "tell me") and requests to consult the
 documentation ("check the X docs", "look it up in the documentation"). The model's answer is cleaned
 the same way, so neither path lets such filler into the topic.
 """
@@ -42,6 +43,20 @@ _BOILERPLATE = re.compile(
     r"\b(how (do|can|should|would) (i|you|we)|how to|what is|what are|what's|is there a way to|please|"
     r"can you|could you|show me|explain|tell me about|documentation|docs|library|package|module|the|a|an|"
     r"in|using|with|for|of|about|use|on|its|their|it|up|me|how|what|which|why|is|are|do|does)\b",
+    re.I,
+)
+# A connective opening a sentence ("And how do I…", "So, what about…") ties the question to the last one;
+# it is not a topic.
+_CONNECTIVE = re.compile(
+    r"(^|[.!?;:]\s*)(?:(?:and|also|so|then|but|or|now|next|ok(?:ay)?|well|plus|anyway|additionally|besides)\b,?\s*)+",
+    re.I,
+)
+# Requests addressed to the assistant rather than words of the subject.
+_INSTRUCTION = re.compile(
+    r"\b(?:(?:can|could|would|will) you|please|thanks?(?: you)?|help me(?: with)?|tell me|show me|let me know|"
+    r"walk me through|give me|i (?:want|need|would like|'d like) to(?: know)?|"
+    r"i(?:'m| am) (?:trying|wondering)(?: to| how| if)?|"
+    r"for me|(?:an? )?examples? of)\b",
     re.I,
 )
 _COMMON = {
@@ -120,6 +135,8 @@ def topic_of(query: str, library: str | None) -> str:
     if library:
         name = clean_library(library)
         text = re.sub(rf"(?<![\w/]){re.escape(name)}(?![\w/])", " ", text, flags=re.I)
+    text = _CONNECTIVE.sub(r"\1 ", text.strip())
+    text = _INSTRUCTION.sub(" ", text)
     text = _FILLER.sub(" ", text)
     text = _BOILERPLATE.sub(" ", text)
     text = re.sub(r"[`'\"?!:;,()]+", " ", text)

@@ -2,11 +2,16 @@
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 
 import pytest
 
+from almanac.rag.bm25 import BM25Index
 from almanac.rag.chunking import Chunk
 from almanac.rag.format import citations, to_markdown
+from almanac.rag.hybrid import index_text
+from almanac.rag.local_docs import Library
+from almanac.rag.local_search import LocalIndex
 from almanac.rag.pipeline import DocRequest, DocumentationPipeline
 from almanac.rag.query import RuleQueryParser
 from almanac.rag.rerank import FusedOrder
@@ -147,3 +152,58 @@ async def test_the_result_formats_with_titles_libraries_sources_and_citations() 
         {"title": "Title 0", "url": "https://docs.example/0", "library": "/tiangolo/fastapi"},
         {"title": "Title 1", "url": "https://docs.example/1", "library": "/tiangolo/fastapi"},
     ]
+
+
+# --- a library named in the question is a hint, not a filter (a small real local index) -----------------
+
+
+def _local_index() -> LocalIndex:
+    """`string` and `re` as the local index writes modules, plus a package that also talks about strings, so
+    that "string" is an ordinary word there, not a distinctive name."""
+
+    def api(library: str, symbol: str, text: str) -> Chunk:
+        module = symbol.rsplit(".", 1)[0]
+        title = f"Module `{module}` > `{symbol}(...)`"
+        return Chunk(symbol, f"## `{symbol}(...)`\n\n{text}", title, None, library, 0, 10)
+
+    chunks = [
+        api("/python/string", "string.capwords", "Capitalise each word of a string and join the words."),
+        api("/python/string", "string.Template", "A string class for simple $-substitutions in a string."),
+        api("/python/string", "string.Formatter", "Format a string with replacement fields of the string."),
+        api("/python/re", "re.split", "Split the source string at every occurrence of the pattern."),
+        api("/python/re", "re.compile", "Compile a regular expression pattern into a pattern object."),
+        api("/pypi/textkit", "textkit.to_bytes", "Encode a string to bytes."),
+        api("/pypi/textkit", "textkit.shorten", "Shorten a string to a width; the string keeps whole words."),
+        api("/pypi/textkit", "textkit.Text", "A rich string that remembers the string it came from."),
+    ]
+    libraries = {
+        lid: Library(lid, lid.rsplit("/", 1)[-1], "", "stdlib", "3.11", None)
+        for lid in ("/python/string", "/python/re", "/pypi/textkit")
+    }
+    return LocalIndex(
+        libraries, chunks, BM25Index.build([index_text(c) for c in chunks]), None, None, datetime.now(UTC)
+    )
+
+
+def _local_pipeline(index: LocalIndex) -> DocumentationPipeline:
+    local = LocalSource(index=lambda: index, embedder=None)
+    return DocumentationPipeline(
+        source=local, fallback=None, parser=RuleQueryParser(local.names), selector=RuleSelector(), reranker=FusedOrder()
+    )
+
+
+async def test_a_library_named_by_an_ordinary_word_is_a_hint_and_every_library_is_searched() -> None:
+    index = _local_index()
+    assert index.share("string", "/python/string") < 0.5  # an ordinary word here
+    assert index.share("textkit", "/pypi/textkit") == 1.0  # a distinctive name
+    result = await _local_pipeline(index).run(
+        DocRequest("cut a string into pieces wherever a pattern occurs with split")
+    )
+    titles = [p.chunk.title for p in result.passages]
+    assert titles[0].endswith("`re.split(...)`")
+    assert result.library.id == "/python/string"  # still the library the question named
+
+
+async def test_a_library_given_explicitly_still_restricts_the_search() -> None:
+    result = await _local_pipeline(_local_index()).run(DocRequest("shorten the words of a text", library="string"))
+    assert result.passages and all(p.chunk.library == "/python/string" for p in result.passages)

@@ -115,3 +115,20 @@ def test_parse_json_object() -> None:
     assert parse_json_object('x {"a": {"b": 1}} y') == {"a": {"b": 1}}
     assert parse_json_object("no json") is None
     assert parse_json_object('[{"a": 1}]') == {"a": 1}
+
+
+# A follow-up question opens with a connective and talks to the assistant; neither is what to look up.
+CONVERSATIONAL_CASES = [
+    ("And how do I use redis's pipelines? Check the redis docs.", "redis", "pipelines"),
+    ("So, can you tell me how httpx handles redirects? Thanks!", "httpx", "handles redirects"),
+    ("OK. Now I want to know how pydantic validates emails.", "pydantic", "validates emails"),
+    ("Then, please show me an example of fastapi middleware", "fastapi", "middleware"),
+]
+
+
+@pytest.mark.parametrize(("query", "library", "topic"), CONVERSATIONAL_CASES)
+async def test_connectives_and_requests_to_the_assistant_stay_out_of_the_topic(
+    query: str, library: str, topic: str
+) -> None:
+    parsed = await RuleQueryParser(lambda: [*KNOWN, "redis", "httpx"]).parse(query)
+    assert (parsed.library, parsed.topic) == (library, topic)

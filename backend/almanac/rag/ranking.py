@@ -1,0 +1,159 @@
+"""Between search and reranking: order the fused candidates the way a developer asking about an API wants
+them. Pure functions over chunks and their fused scores.
+
+Each candidate's fused score is scaled to the candidates' range (0–1) and adjusted:
+
+- **the exact symbol first** — a passage documenting an API (not a module page) whose name is a word of the question
+  (`gather` in "gather the results of several coroutines") gains `symbol_bonus` (in proportion to the
+  share of the name's parts the question has: `TemporaryDirectory` → "temporary", "directory"), and a
+  little more when its class is named too (`AsyncClient` for `AsyncClient.stream`);
+- **a library hint** — passages of the library the question names gain `library_bonus` when the search
+  ran over every library (a name that is an ordinary word is a hint, never a filter);
+- **the libraries people use** — with several libraries searched, passages of the everyday standard
+  library and the most-used packages (`priority.MOST_ASKED`) gain `popular_bonus`, other standard-library
+  modules `stdlib_bonus`: an unnamed library is far more often `re` or `httpx` than a vendored internal;
+- **public before private** — an API with a `_private` part in its dotted name (or a method of a private
+  class) loses `private_penalty`;
+- **diversity** — exact repeats of a passage are dropped, and the order is chosen greedily, each next
+  passage by its score less `diversity` × its word overlap (Jaccard) with the most similar passage
+  already chosen, so six near-copies (six signatures of one client's methods) do not fill the answer.
+
+The symbol of a passage is the name in the last heading of its title, as the local index writes them
+(`Module `httpx` > class `httpx.AsyncClient(BaseClient)` > `async httpx.AsyncClient.get(...)``), so
+passages from sources without such headings are only scaled, deduplicated and diversified.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from almanac.rag.bm25 import tokenize
+from almanac.rag.chunking import Chunk
+from almanac.rag.priority import MOST_ASKED, library_name
+
+_SYMBOL = re.compile(r"`(?:class |async )*([A-Za-z_][\w.]*)")
+_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_PART = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
+_POPULAR = frozenset(library_name(name) for name in MOST_ASKED)
+
+
+@dataclass(frozen=True, slots=True)
+class RankingConfig:
+    """Weights, in units of the scaled fused score (the best candidate has 1, the worst 0)."""
+
+    symbol_bonus: float = 0.5
+    owner_bonus: float = 0.1
+    library_bonus: float = 0.3
+    private_penalty: float = 0.3
+    diversity: float = 0.5
+    popular_bonus: float = 0.2  # a library developers most often ask about (`priority.MOST_ASKED`)
+    stdlib_bonus: float = 0.1  # any other standard-library module
+
+
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    """A candidate in the final order: its position in the input and its adjusted score."""
+
+    index: int
+    score: float
+
+
+def symbol_of(chunk: Chunk) -> str:
+    """The dotted name a passage documents (from its title's last heading); a constructor is its class."""
+    match = _SYMBOL.search(chunk.title.rsplit(" > ", 1)[-1])
+    return re.sub(r"\.__init__$", "", match.group(1)) if match else ""
+
+
+def question_terms(question: str) -> frozenset[str]:
+    """The stemmed words of a question, identifiers also split into their parts (as BM25 tokenises)."""
+    return frozenset(tokenize(question))
+
+
+def name_match(name: str, terms: frozenset[str]) -> float:
+    """The share (0–1) of a name's parts that are words of the question: `gather` 1, `get_close_matches`
+    for "closest matching word" 1/3. Stopword-only names never match."""
+    parts = [tokenize(part)[:1] for part in _PART.findall(name)] if name else []
+    stems = [p[0] for p in parts if p]
+    if not stems:
+        return 0.0
+    whole = tokenize(name)[:1]
+    if whole and whole[0] in terms:
+        return 1.0
+    return sum(1 for stem in stems if stem in terms) / len(stems)
+
+
+def prior(library: str, config: RankingConfig = RankingConfig()) -> float:
+    """The bonus of a library's passages when several libraries compete (see the module docstring)."""
+    if library_name(library) in _POPULAR:
+        return config.popular_bonus
+    return config.stdlib_bonus if library.startswith("/python/") else 0.0
+
+
+def is_private(symbol: str) -> bool:
+    """Whether a dotted name has a private part (`_name`, not a dunder such as `__call__`)."""
+    return any(part.startswith("_") and not part.endswith("__") for part in symbol.split("."))
+
+
+def arrange(
+    question: str,
+    chunks: Sequence[Chunk],
+    scores: Sequence[float],
+    *,
+    hint: str | None = None,
+    config: RankingConfig = RankingConfig(),
+    limit: int | None = None,
+) -> list[Candidate]:
+    """The candidates (`chunks` with their fused `scores`, best first) in their final order, at most
+    `limit`; `hint` is the library ID whose passages gain `library_bonus` (see the module docstring)."""
+    if not chunks:
+        return []
+    terms = question_terms(question)
+    several = len({chunk.library for chunk in chunks}) > 1
+    best, worst = max(scores), min(scores)
+    spread = best - worst
+    adjusted: list[float] = []
+    for chunk, score in zip(chunks, scores, strict=True):
+        value = (score - worst) / spread if spread > 0 else 1.0
+        symbol = symbol_of(chunk)
+        if symbol and not chunk.title.rsplit(" > ", 1)[-1].startswith("Module "):  # a module is no API name
+            *owners, name = symbol.split(".")
+            value += config.symbol_bonus * name_match(name, terms)
+            if owners and owners[-1][:1].isupper():
+                value += config.owner_bonus * name_match(owners[-1], terms)
+            if is_private(symbol):
+                value -= config.private_penalty
+        if hint is not None and chunk.library == hint:
+            value += config.library_bonus
+        if several and chunk.library:
+            value += prior(chunk.library, config)
+        adjusted.append(value)
+    return _diverse(chunks, adjusted, config.diversity, len(chunks) if limit is None else limit)
+
+
+def _diverse(chunks: Sequence[Chunk], scores: Sequence[float], weight: float, limit: int) -> list[Candidate]:
+    """Greedy selection by score less `weight` × the overlap with the most similar chosen passage;
+    exact repeats of a chosen passage's text are dropped."""
+    remaining = sorted(range(len(chunks)), key=lambda i: -scores[i])[: 2 * limit]  # stable: fused order on ties
+    words = {i: frozenset(_WORD.findall(chunks[i].text.lower())) for i in remaining}
+    seen_texts: set[str] = set()
+    chosen: list[Candidate] = []
+    overlap = dict.fromkeys(remaining, 0.0)
+    while remaining and len(chosen) < limit:
+        pick = max(remaining, key=lambda i: scores[i] - weight * overlap[i])  # first of equals wins
+        remaining.remove(pick)
+        text = " ".join(chunks[pick].text.split())
+        if text in seen_texts:
+            continue
+        seen_texts.add(text)
+        chosen.append(Candidate(pick, scores[pick]))
+        for i in remaining:
+            overlap[i] = max(overlap[i], _jaccard(words[i], words[pick]))
+    return chosen
+
+
+def _jaccard(a: frozenset[str], b: frozenset[str]) -> float:
+    if not a or not b:
+        return 0.0
+    return len(a & b) / len(a | b)

@@ -1,0 +1,182 @@
+"""Documentation retrieval on real developer questions: does `retrieve_documentation` find the API asked for?
+
+Reads `bench/doc_questions.jsonl` (question, expected fully qualified APIs, library, source, split), builds
+the local index exactly as the product does (`build_local_index`: installed distributions and the standard
+library of this interpreter) into a SQLite database under `--data` (reused while its inputs are unchanged;
+embeddings are cached there too), and runs every question through the tool's own pipeline offline (rule
+query parsing, rule library choice, fused order — `build_documentation` with no language model), in the
+BM25 phase (no embedder) and/or the hybrid phase (local MiniLM). A hit is a returned passage whose symbol
+(the last heading of its title, `httpx.AsyncClient.__init__` counting as `httpx.AsyncClient`) is an
+expected API; an expected `asyncio.gather` also matches `asyncio.tasks.gather` (same package, same tail).
+Prints hits@6, hits@1 and MRR overall, per split and per library.
+
+    python bench/doc_eval.py [--phase bm25|hybrid|both] [--split dev|heldout|all] [--misses] [--only WORD]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import re
+import sys
+import tempfile
+import time
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from almanac.rag.chunking import Chunk
+from almanac.rag.embeddings.base import Embedder
+from almanac.rag.embeddings.cache import CachedEmbedder
+from almanac.rag.embeddings.minilm import MiniLMEmbedder
+from almanac.rag.hybrid import HybridConfig
+from almanac.rag.local_index import IndexInputs, LocalIndex, build_local_index, load_local_index
+from almanac.rag.pipeline import DocRequest, DocumentationPipeline
+from almanac.rag.query import RuleQueryParser
+from almanac.rag.rerank import FusedOrder
+from almanac.rag.select import RuleSelector
+from almanac.rag.sources.local import LocalSource
+from almanac.storage.db import Database
+from almanac.storage.migrate import upgrade_async
+
+QUESTIONS = Path(__file__).with_name("doc_questions.jsonl")
+DEFAULT_DATA = Path(tempfile.gettempdir()) / "almanac-doc-eval"
+_SYMBOL = re.compile(r"`(?:class |async )*([A-Za-z_][\w.]*)")
+
+
+@dataclass(frozen=True)
+class Question:
+    question: str
+    expected: tuple[str, ...]
+    library: str
+    source: str
+    split: str
+
+
+def load_questions(path: Path = QUESTIONS) -> list[Question]:
+    rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    return [Question(r["question"], tuple(r["expected"]), r["library"], r["source"], r["split"]) for r in rows]
+
+
+def symbol_of(chunk: Chunk) -> str:
+    """The API a passage documents: the name in the last heading of its title (a constructor counts as
+    its class)."""
+    match = _SYMBOL.search(chunk.title.rsplit(" > ", 1)[-1])
+    if not match:
+        return ""
+    return re.sub(r"\.__init__$", "", match.group(1))
+
+
+def matches(symbol: str, expected: str) -> bool:
+    """Exactly the expected API, or the same package and tail (`asyncio.tasks.gather` for `asyncio.gather`)."""
+    if not symbol:
+        return False
+    if symbol == expected:
+        return True
+    top, _, rest = expected.partition(".")
+    return bool(rest) and symbol.split(".", 1)[0] == top and symbol.endswith("." + rest)
+
+
+def first_hit(symbols: Sequence[str], expected: Sequence[str]) -> int | None:
+    """The 1-based rank of the first passage that documents an expected API."""
+    for rank, symbol in enumerate(symbols, start=1):
+        if any(matches(symbol, wanted) for wanted in expected):
+            return rank
+    return None
+
+
+async def local_index(data: Path, embeddings: bool) -> tuple[LocalIndex, Embedder | None]:
+    """The product's local index for this interpreter, built (or reused) in `data`/index.db."""
+    await asyncio.to_thread(data.mkdir, parents=True, exist_ok=True)
+    url = f"sqlite+aiosqlite:///{data / 'index.db'}"
+    await upgrade_async(url)
+    database = Database(url)
+    embedder = CachedEmbedder(MiniLMEmbedder(), database) if embeddings else None
+    started = time.monotonic()
+
+    def progress(stage: str, done: int, total: int) -> None:
+        if stage != "embedding chunks" or done % 4096 < 256 or done == total:
+            print(f"  index: {stage} {done:,}/{total:,} ({time.monotonic() - started:.0f} s)", file=sys.stderr)
+
+    current = await load_local_index(database)
+    if current is None or embeddings:
+        # skipped when the stored index has the same inputs and model; a BM25 run reuses a hybrid index
+        await build_local_index(database, IndexInputs(), embedder, progress=progress, store_lexical=True)
+        current = await load_local_index(database)
+    assert current is not None
+    return current, embedder
+
+
+def pipeline_for(index: LocalIndex, embedder: Embedder | None) -> DocumentationPipeline:
+    """The tool's pipeline as `build_documentation` wires it without a language model or reranker key."""
+    local = LocalSource(index=lambda: index, embedder=embedder, config=HybridConfig())
+    return DocumentationPipeline(
+        source=local, fallback=None, parser=RuleQueryParser(local.names), selector=RuleSelector(), reranker=FusedOrder()
+    )
+
+
+async def evaluate(pipeline: DocumentationPipeline, questions: Sequence[Question], *, misses: bool) -> list[int | None]:
+    ranks = []
+    for q in questions:
+        result = await pipeline.run(DocRequest(q.question))
+        symbols = [symbol_of(p.chunk) for p in result.passages]
+        rank = first_hit(symbols, q.expected)
+        ranks.append(rank)
+        if misses and rank != 1:
+            print(f"  [{q.split}] rank {rank}: {q.question!r} expected {list(q.expected)}")
+            print(f"      library {result.library.id}, topic {result.topic!r}")
+            for symbol in symbols:
+                print(f"      - {symbol}")
+    return ranks
+
+
+def summary(ranks: Sequence[int | None]) -> str:
+    n = len(ranks)
+    if not n:
+        return "no questions"
+    at6 = sum(1 for r in ranks if r is not None)
+    at1 = sum(1 for r in ranks if r == 1)
+    mrr = sum(1.0 / r for r in ranks if r is not None) / n
+    return f"hits@6 {at6}/{n} ({at6 / n:.0%})  hits@1 {at1}/{n} ({at1 / n:.0%})  MRR {mrr:.3f}"
+
+
+def report(phase: str, questions: Sequence[Question], ranks: Sequence[int | None], per_library: bool) -> None:
+    print(f"\n== {phase} ==")
+    print(f"all      {summary(ranks)}")
+    by_split: dict[str, list[int | None]] = defaultdict(list)
+    by_library: dict[str, list[int | None]] = defaultdict(list)
+    for q, rank in zip(questions, ranks, strict=True):
+        by_split[q.split].append(rank)
+        by_library[q.library].append(rank)
+    for split in sorted(by_split):
+        print(f"{split:<8} {summary(by_split[split])}")
+    if per_library:
+        for library in sorted(by_library):
+            print(f"  {library:<18} {summary(by_library[library])}")
+
+
+async def main(argv: Sequence[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--phase", default="bm25", choices=["bm25", "hybrid", "both"])
+    parser.add_argument("--split", default="all", choices=["dev", "heldout", "all"])
+    parser.add_argument("--data", type=Path, default=DEFAULT_DATA, help="where the index database is kept")
+    parser.add_argument("--misses", action="store_true", help="print every question not answered first")
+    parser.add_argument("--only", default=None, help="only questions containing this text")
+    parser.add_argument("--no-libraries", action="store_true", help="leave out the per-library lines")
+    args = parser.parse_args(argv)
+    questions = [q for q in load_questions() if args.split == "all" or q.split == args.split]
+    if args.only:
+        questions = [q for q in questions if args.only.lower() in q.question.lower()]
+    phases = ["bm25", "hybrid"] if args.phase == "both" else [args.phase]
+    index, embedder = await local_index(args.data, embeddings="hybrid" in phases)
+    print(f"{len(questions)} questions, index of {len(index.chunks):,} chunks from {len(index.libraries)} libraries")
+    for phase in phases:
+        pipeline = pipeline_for(index, embedder if phase == "hybrid" else None)
+        ranks = await evaluate(pipeline, questions, misses=args.misses)
+        report(phase, questions, ranks, per_library=not args.no_libraries)
+
+
+if __name__ == "__main__":
+    asyncio.run(main())

@@ -1,0 +1,99 @@
+"""Ranking between search and reranking: the exact symbol first, public before private, the libraries people
+use, a named library as a hint, and no near-copies among the passages shown."""
+
+from almanac.rag.chunking import Chunk
+from almanac.rag.ranking import RankingConfig, arrange, is_private, name_match, question_terms, symbol_of
+
+
+def api(symbol: str, text: str, library: str = "/pypi/toolkit", owner: str | None = None) -> Chunk:
+    """A chunk as the local index writes an API's documentation (module > [class >] signature)."""
+    module = symbol.rsplit(".", 2 if owner else 1)[0]
+    path = [f"Module `{module}`"]
+    if owner:
+        path.append(f"class `{module}.{owner}`")
+    path.append(f"`{symbol}(self, *args)`")
+    heading = f"## `{symbol}(self, *args)`"
+    return Chunk(symbol, f"{heading}\n\n{text}", " > ".join(path), None, library, 0, 10)
+
+
+FILLER = Chunk("filler", "Unrelated text.", "Changelog", None, "/pypi/toolkit", 0, 3)
+
+
+def order(question: str, chunks: list[Chunk], scores: list[float], **options: object) -> list[str]:
+    """The symbols in their final order; a weak unrelated candidate (fused score 0) sets the scale's floor,
+    as the long tail of a real candidate list does."""
+    ranked = arrange(question, [*chunks, FILLER], [*scores, 0.0], **options)  # type: ignore[arg-type]
+    return [symbol_of(chunks[c.index]) for c in ranked if c.index < len(chunks)]
+
+
+def test_the_symbol_of_a_passage_is_its_last_heading_and_a_constructor_is_its_class() -> None:
+    chunk = Chunk(
+        "c", "", "Module `net` > class `net.Client(Base)` > `net.Client.__init__(self, headers=None)`", None, None, 0, 1
+    )
+    assert symbol_of(chunk) == "net.Client"
+    assert symbol_of(Chunk("c", "", "Module `net` > `async net.fetch(url)`", None, None, 0, 1)) == "net.fetch"
+    assert symbol_of(Chunk("c", "", "Getting started", None, None, 0, 1)) == ""
+
+
+def test_a_name_matches_by_the_share_of_its_parts_in_the_question() -> None:
+    terms = question_terms("how do I create a temporary directory?")
+    assert name_match("TemporaryDirectory", terms) == 1.0
+    assert name_match("temporary_file", terms) == 0.5
+    assert name_match("flatten", terms) == 0.0
+
+
+def test_the_passage_whose_symbol_the_question_names_comes_first() -> None:
+    # The helper shares more words with the question; the function the question names must still lead.
+    helper = api("toolkit.walk.deep_walk", "Walk nested lists of lists and yield every item of the nested lists.")
+    named = api("toolkit.flatten", "Return one list with the items of the given iterables.")
+    ranked = order("how do I flatten nested lists of lists", [helper, named], [12.0, 7.0])
+    assert ranked[0] == "toolkit.flatten"
+
+
+def test_public_apis_come_before_private_helpers_of_the_same_module() -> None:
+    private = api("toolkit._pool.PoolHelper.open_connection", "Open a pooled connection.", owner="PoolHelper")
+    public = api("toolkit.Connection.open_connection", "Open a connection.", owner="Connection")
+    ranked = order("open a connection", [private, public], [10.0, 9.0])
+    assert ranked == ["toolkit.Connection.open_connection", "toolkit._pool.PoolHelper.open_connection"]
+    assert is_private("a._b.c") and is_private("a._B.c") and not is_private("a.B.__call__")
+
+
+def test_near_copies_give_way_to_a_different_passage() -> None:
+    # Six method signatures that differ in one word outscore the constructor that documents the headers.
+    params = "params headers cookies auth follow_redirects timeout extensions url self send request response"
+    copies = [
+        api(f"net.Client.{verb}", f"Send a `{verb.upper()}` request. {params}", owner="Client")
+        for verb in ("get", "put", "post", "patch", "delete", "head")
+    ]
+    constructor = api("net.Client.__init__", "Default headers sent with every request of this client.", owner="Client")
+    ranked = order("which headers are sent by default", [*copies, constructor], [9, 9, 9, 9, 9, 9, 7], limit=6)
+    assert "net.Client" in ranked
+
+
+def test_exact_repeats_of_a_passage_are_dropped() -> None:
+    one = api("toolkit.flatten", "Return one list.")
+    again = Chunk("other", one.text, one.title, None, one.library, 1, 10)
+    assert len(arrange("flatten", [one, again], [2.0, 1.0])) == 1
+
+
+def test_a_hinted_library_gains_but_does_not_exclude_the_others() -> None:
+    mine = api("strutil.capitalise", "Capitalise words of a string.", library="/python/strutil")
+    other = api("regex.split", "Split a string by the occurrences of a pattern.", library="/python/regex")
+    scores = [5.0, 5.0]
+    assert order("split a string", [mine, other], scores, hint="/python/strutil")[0] == "regex.split"
+    tie = [api("strutil.a", "x", library="/python/strutil"), api("regex.b", "x", library="/python/regex")]
+    assert order("x", tie[::-1], [1.0, 1.0], hint="/python/strutil")[0] == "strutil.a"
+
+
+def test_with_several_libraries_the_ones_people_use_come_first() -> None:
+    vendored = api("vendored.tasks.gather_all", "Gather results.", library="/pypi/vendored-internals")
+    stdlib = api("asyncio.tasks.gather_all", "Gather results.", library="/python/asyncio")
+    assert order("gather results", [vendored, stdlib], [1.0, 0.95])[0] == "asyncio.tasks.gather_all"
+    without = RankingConfig(popular_bonus=0.0, stdlib_bonus=0.0)
+    assert order("gather results", [vendored, stdlib], [1.0, 0.95], config=without)[0] == "vendored.tasks.gather_all"
+
+
+def test_a_module_named_in_the_question_is_not_taken_for_the_api_asked_about() -> None:
+    module = Chunk("m", "# Module `toolkit`\n\nHelpers for lists.", "Module `toolkit`", None, "/pypi/toolkit", 0, 5)
+    named = api("toolkit.flatten", "Return one list with the items of the given iterables.")
+    assert order("how do I flatten lists with toolkit", [module, named], [10.0, 8.0])[0] == "toolkit.flatten"
