@@ -102,7 +102,7 @@ ifeq ($(HAVE_NPM),yes)
 else
 	@echo "npm not found: skipping the web UI build, its unit tests (Vitest) and the browser tests"
 endif
-	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist worksteal
+	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist worksteal --durations=15
 
 lint: install-dev
 	$(BIN)/ruff check backend tests bench
