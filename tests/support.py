@@ -66,3 +66,12 @@ def wait_ready(process: Any, url: str, *, timeout_s: float = 240) -> None:
         if time.monotonic() > deadline:
             raise AssertionError(f"{url} did not become ready")
         time.sleep(0.2)
+
+
+def clean_environment(*also: str) -> dict[str, str]:
+    """This process's environment for a served `almanac` subprocess: without model keys, a database
+    URL (or the prefixes in `also`) that would make it reach past what the test sets."""
+    import os
+
+    dropped = ("ANTHROPIC_", "OPENAI_", "DATABASE_", *also)
+    return {k: v for k, v in os.environ.items() if not k.startswith(dropped)}

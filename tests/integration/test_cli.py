@@ -1,6 +1,5 @@
 """The `almanac` command as a user runs it: serve on defaults, users, keys, credits, bad settings."""
 
-import os
 import re
 import signal
 import socket
@@ -11,13 +10,13 @@ from pathlib import Path
 
 import httpx
 import pytest
-from tests.support import wait_ready
+from tests.support import clean_environment, wait_ready
 
 ALMANAC = [sys.executable, "-m", "almanac.cli"]
 
 
 def run(args: list[str], cwd: Path, **env: str) -> subprocess.CompletedProcess[str]:
-    environment = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "OPENAI_", "DATABASE_"))}
+    environment = clean_environment()
     environment.update(env)
     return subprocess.run(ALMANAC + args, cwd=cwd, env=environment, capture_output=True, text=True, timeout=120)
 
@@ -79,7 +78,7 @@ def test_serve_on_embedded_defaults_and_restart(tmp_path: Path) -> None:
     (tmp_path / "docs" / "ops" / "backups.md").write_text("# Backups\n\nRun pg_dump nightly and keep 7 copies.")
 
     def start() -> subprocess.Popen[str]:
-        environment = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "OPENAI_", "DATABASE_"))}
+        environment = clean_environment()
         # The local doc index is built in the background on first start; keep it small here.
         environment.update(DOCS_INCLUDE_PACKAGES="false", DOCS_INCLUDE_STDLIB="false", EMBEDDINGS="none")
         environment.update(DOCS_PATHS=str(tmp_path / "docs"))  # the operator's own documentation folder

@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 
 import httpx
-from tests.support import wait_ready
+from tests.support import clean_environment, wait_ready
 
 ALMANAC = [sys.executable, "-m", "almanac.cli"]
 
@@ -24,7 +24,7 @@ def free_port() -> int:
 
 
 def start(folder: Path, port: int) -> subprocess.Popen[str]:
-    environment = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "OPENAI_", "DATABASE_"))}
+    environment = clean_environment()
     environment.update(
         CHAT_PROVIDER="offline",
         OFFLINE_TOKEN_DELAY_MS="30",  # a long answer takes many seconds: time to kill the server mid-way

@@ -4,7 +4,6 @@ startup table's tier mapping and boost status."""
 
 from __future__ import annotations
 
-import os
 import signal
 import socket
 import subprocess
@@ -16,7 +15,7 @@ import anthropic
 import pytest
 from tests.fakes.openai_server import FakeOpenAI, Reply
 from tests.fakes.server import ServerThread
-from tests.support import wait_ready
+from tests.support import clean_environment, wait_ready
 
 WEATHER = {
     "name": "get_weather",
@@ -36,9 +35,7 @@ def served(tmp_path: Path) -> Iterator[tuple[str, str, FakeOpenAI, subprocess.Po
     fake = FakeOpenAI()
     with ServerThread(fake.app) as upstream:
         port = free_port()
-        environment = {
-            k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "OPENAI_", "DATABASE_", "BOOST_"))
-        }
+        environment = clean_environment("BOOST_")
         environment.update(
             OPENAI_BASE_URL=upstream.url + "/v1",
             CHAT_PROVIDER="offline",

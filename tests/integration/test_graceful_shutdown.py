@@ -20,7 +20,7 @@ from typing import Any
 import httpx
 import pytest
 from sqlalchemy import text
-from tests.support import wait_ready
+from tests.support import clean_environment, wait_ready
 
 from almanac.auth.service import AccountService, NewUser
 from almanac.billing.ledger import CreditService
@@ -44,7 +44,7 @@ def free_port() -> int:
 
 class Server:
     def __init__(self, postgres_url: str, folder: Path, **settings: str) -> None:
-        environment = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "OPENAI_", "DATABASE_"))}
+        environment = clean_environment()
         environment.update(
             DATABASE_URL=postgres_url,
             LOCAL_USER="false",

@@ -18,7 +18,7 @@ from typing import Any
 import httpx
 import pytest
 from tests.ops_support import redis_url
-from tests.support import wait_ready
+from tests.support import clean_environment, wait_ready
 
 from almanac.auth.service import AccountService, NewUser
 from almanac.billing.ledger import CreditService
@@ -37,7 +37,7 @@ def free_port() -> int:
 
 @pytest.fixture
 def servers(postgres_url: str, tmp_path: Path) -> Iterator[list[tuple[str, subprocess.Popen[str]]]]:
-    environment = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "OPENAI_", "DATABASE_"))}
+    environment = clean_environment()
     environment.update(
         DATABASE_URL=postgres_url,
         REDIS_URL=redis_url(),

@@ -1,7 +1,6 @@
 """`almanac serve` starts the MCP servers with the app and stops them with it: the startup table
 names them (and says why the GitHub one is off), the tools are served, and nothing is left behind."""
 
-import os
 import re
 import signal
 import stat
@@ -12,7 +11,7 @@ from pathlib import Path
 import httpx
 import psutil
 from tests.mcp_servers.harness import make_repository
-from tests.support import wait_ready
+from tests.support import clean_environment, wait_ready
 
 from almanac.mcp_client.factory import CHECKOUT_CONFIG
 
@@ -28,7 +27,7 @@ def free_port() -> int:
 def test_serve_starts_and_stops_the_mcp_servers(tmp_path: Path) -> None:
     repository = make_repository(tmp_path / "repo")
     port = free_port()
-    environment = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "OPENAI_", "DATABASE_"))}
+    environment = clean_environment()
     environment.update(
         MCP_ENABLED="true",
         GIT_REPOSITORY=str(repository),

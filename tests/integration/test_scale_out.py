@@ -3,7 +3,6 @@ and serve the same users at once. Conversation IDs and item IDs never collide or
 credits never overspend, and every user's ledger sums to their balance."""
 
 import asyncio
-import os
 import signal
 import socket
 import subprocess
@@ -15,7 +14,7 @@ from typing import Any
 
 import httpx
 import pytest
-from tests.support import wait_ready
+from tests.support import clean_environment, wait_ready
 
 from almanac.auth.service import AccountService
 from almanac.billing.ledger import CreditService
@@ -34,7 +33,7 @@ def free_port() -> int:
 
 @pytest.fixture
 def servers(postgres_url: str, tmp_path: Path) -> Iterator[list[str]]:
-    environment = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "OPENAI_", "DATABASE_"))}
+    environment = clean_environment()
     environment.update(
         DATABASE_URL=postgres_url,
         LOCAL_USER="false",

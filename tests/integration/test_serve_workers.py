@@ -19,7 +19,7 @@ import pytest
 from tests.fakes.openai_server import FakeOpenAI, Reply
 from tests.fakes.server import ServerThread
 from tests.integration.test_gateway_serve import free_port
-from tests.support import wait_ready
+from tests.support import clean_environment, wait_ready
 
 Served = tuple[str, str, subprocess.Popen[bytes], Path]
 
@@ -61,9 +61,7 @@ def served(tmp_path: Path) -> Iterator[Served]:
     fake = FakeOpenAI(default=Reply(text="hello", prompt_tokens=7, completion_tokens=3))
     with ServerThread(fake.app) as upstream:
         port = free_port()
-        environment = {
-            k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "OPENAI_", "DATABASE_", "BOOST_"))
-        }
+        environment = clean_environment("BOOST_")
         environment.update(
             OPENAI_BASE_URL=upstream.url + "/v1",
             CHAT_PROVIDER="offline",
