@@ -6,6 +6,7 @@ import re
 from typing import Any
 
 import pytest
+from playwright.sync_api import expect
 
 from tests.e2e.conftest import Server
 from tests.e2e.pages import (
@@ -127,7 +128,7 @@ def test_stop_cancels_a_long_answer_on_the_server(open_browser: Any, server: Ser
     page.locator("article.turn[data-status=stopped]").wait_for()
     page.get_by_role("button", name="Send message").wait_for()
     assert answer.inner_text().strip().endswith(STOPPED_NOTE)
-    page.wait_for_function("document.activeElement?.id === 'composer-input'")  # ready for the next message
+    expect(page.locator("#composer-input")).to_be_focused()  # ready for the next message
 
     # The server stored the partial answer with the note; the query cost its base price only.
     conversation_id = poll(lambda: page.url.rsplit("/c/", 1)[1] if "/c/" in page.url else None)
@@ -200,7 +201,7 @@ def test_escape_stops_an_answer_and_the_keyboard_stays_in_the_message_box(open_b
     suggestion = page.locator(".suggestion").last
     suggestion.focus()
     page.keyboard.press("Enter")
-    page.wait_for_function("document.activeElement?.id === 'composer-input'")
+    expect(box).to_be_focused()
     assert box.input_value() == suggestion.inner_text()
 
     box.fill("Give me a detailed tour of how Almanac works")
@@ -211,7 +212,7 @@ def test_escape_stops_an_answer_and_the_keyboard_stays_in_the_message_box(open_b
     page.keyboard.press("Escape")  # the focus is still in the message box
     page.locator("article.turn[data-status=stopped]").wait_for()
     assert turn(page, 0).locator("[data-testid=answer]").inner_text().strip().endswith(STOPPED_NOTE)
-    page.wait_for_function("document.activeElement?.id === 'composer-input'")
+    expect(box).to_be_focused()
 
     # From anywhere in the conversation (here: nothing focused), Escape stops too.
     page.get_by_role("button", name="New chat").click()
@@ -224,4 +225,4 @@ def test_escape_stops_an_answer_and_the_keyboard_stays_in_the_message_box(open_b
     page.evaluate("document.activeElement.blur()")
     page.keyboard.press("Escape")
     page.locator("article.turn[data-status=stopped]").wait_for()
-    page.wait_for_function("document.activeElement?.id === 'composer-input'")
+    expect(box).to_be_focused()

@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from playwright.sync_api import expect
 
 from tests.e2e.a11y import assert_accessible
 from tests.e2e.conftest import Server
@@ -47,7 +48,7 @@ def test_the_message_box_says_the_model_is_offline_and_how_to_connect_one(
     page.keyboard.press("Escape")
     dialog.wait_for(state="hidden")
     # Focus goes back to the button that opened the dialog (once the dialog has closed).
-    page.wait_for_function("document.activeElement?.textContent === 'How to connect a real model'")
+    expect(note.get_by_role("button", name="How to connect a real model")).to_be_focused()
 
 
 def test_an_answer_that_carries_nothing_is_free_and_said_to_be(open_browser: Any, server: Server) -> None:
