@@ -95,7 +95,7 @@ class FieldIndex:
             if module not in summaries and " > " not in chunk.title:
                 summaries[module] = lead(chunk)
         self._owner = owner
-        self._leads = BM25Index.build(leads)
+        self._leads = BM25Index.build(leads) if any(leads) else None  # plain documents have no lead
         self._modules = BM25Index.build(
             [f"{module.replace('.', ' ')} {summaries.get(module, '')}" for module in modules]
         )
@@ -104,7 +104,7 @@ class FieldIndex:
         """The combined score of every chunk for `query`, given the body's BM25 scores (see the module
         docstring); 0 for a chunk that matches in no field."""
         combined = _scaled(body)
-        if weights.lead:
+        if weights.lead and self._leads is not None:
             combined = combined + weights.lead * _scaled(self._leads.scores(query))
         if weights.module and len(self._modules):
             per_module = np.append(_scaled(self._modules.scores(query)), np.float32(0.0))

@@ -84,3 +84,10 @@ def test_a_chunk_without_a_module_is_scored_by_its_text_and_lead_only() -> None:
     scores = fields.scores("regular expressions", body, FieldWeights(lead=0.0, module=1.0))
     assert scores[0] > scores[1] > 0
     assert scores[1] == body[1] / body.max()
+
+
+def test_plain_documents_without_api_headings_keep_their_body_order() -> None:
+    chunks = [Chunk(str(i), text, "", None, LIBRARY, i, 3) for i, text in enumerate(["cats and dogs", "dogs", "fish"])]
+    hits = index_of(chunks).lexical("dogs", 3, None)
+    assert [hit.index for hit in hits] == [1, 0]
+    assert hits[0].score == 1.0
