@@ -5,12 +5,15 @@ the local index exactly as the product does (`build_local_index`: installed dist
 library of this interpreter) into a SQLite database under `--data` (reused while its inputs are unchanged;
 embeddings are cached there too), and runs every question through the tool's own pipeline offline (rule
 query parsing, rule library choice, fused order — `build_documentation` with no language model), in the
-BM25 phase (no embedder) and/or the hybrid phase (local MiniLM). A hit is a returned passage whose symbol
-(the last heading of its title, `httpx.AsyncClient.__init__` counting as `httpx.AsyncClient`) is an
-expected API; an expected `asyncio.gather` also matches `asyncio.tasks.gather` (same package, same tail).
+BM25 phase (no embedder), the hybrid phase (local MiniLM over the whole index: an hour to embed here), and/or
+the reorder phase: BM25 candidates reordered by MiniLM (`DenseReorder`), which embeds only the 30 candidates
+each question keeps, exactly the vectors that configuration uses (no subset approximation). A hit is a
+returned passage whose symbol (the last heading of its title, `httpx.AsyncClient.__init__` counting as
+`httpx.AsyncClient`) is an expected API; an expected `asyncio.gather` also matches `asyncio.tasks.gather`
+(same package, same tail).
 Prints hits@6, hits@1 and MRR overall, per split and per library.
 
-    python bench/doc_eval.py [--phase bm25|hybrid|both] [--split dev|heldout|all] [--misses] [--only WORD]
+    python bench/doc_eval.py [--phase bm25|hybrid|both|reorder] [--split dev|heldout|all] [--misses] [--only WORD]
 """
 
 from __future__ import annotations
@@ -35,7 +38,7 @@ from almanac.rag.hybrid import HybridConfig
 from almanac.rag.local_index import IndexInputs, LocalIndex, build_local_index, load_local_index
 from almanac.rag.pipeline import DocRequest, DocumentationPipeline
 from almanac.rag.query import RuleQueryParser
-from almanac.rag.rerank import FusedOrder
+from almanac.rag.rerank import DenseReorder, FusedOrder, Reranker
 from almanac.rag.select import RuleSelector
 from almanac.rag.sources.local import LocalSource
 from almanac.storage.db import Database
@@ -109,11 +112,17 @@ async def local_index(data: Path, embeddings: bool) -> tuple[LocalIndex, Embedde
     return current, embedder
 
 
-def pipeline_for(index: LocalIndex, embedder: Embedder | None) -> DocumentationPipeline:
+def pipeline_for(
+    index: LocalIndex, embedder: Embedder | None, reranker: Reranker | None = None
+) -> DocumentationPipeline:
     """The tool's pipeline as `build_documentation` wires it without a language model or reranker key."""
     local = LocalSource(index=lambda: index, embedder=embedder, config=HybridConfig())
     return DocumentationPipeline(
-        source=local, fallback=None, parser=RuleQueryParser(local.names), selector=RuleSelector(), reranker=FusedOrder()
+        source=local,
+        fallback=None,
+        parser=RuleQueryParser(local.names),
+        selector=RuleSelector(),
+        reranker=reranker or FusedOrder(),
     )
 
 
@@ -159,7 +168,7 @@ def report(phase: str, questions: Sequence[Question], ranks: Sequence[int | None
 
 async def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--phase", default="bm25", choices=["bm25", "hybrid", "both"])
+    parser.add_argument("--phase", default="bm25", choices=["bm25", "hybrid", "both", "reorder"])
     parser.add_argument("--split", default="all", choices=["dev", "heldout", "all"])
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA, help="where the index database is kept")
     parser.add_argument("--misses", action="store_true", help="print every question not answered first")
@@ -171,9 +180,16 @@ async def main(argv: Sequence[str] | None = None) -> None:
         questions = [q for q in questions if args.only.lower() in q.question.lower()]
     phases = ["bm25", "hybrid"] if args.phase == "both" else [args.phase]
     index, embedder = await local_index(args.data, embeddings="hybrid" in phases)
+    if "reorder" in phases:  # the vectors of the candidates only: each question embeds its own 30
+        url = f"sqlite+aiosqlite:///{args.data / 'index.db'}"
+        embedder = CachedEmbedder(MiniLMEmbedder(), Database(url))
     print(f"{len(questions)} questions, index of {len(index.chunks):,} chunks from {len(index.libraries)} libraries")
     for phase in phases:
-        pipeline = pipeline_for(index, embedder if phase == "hybrid" else None)
+        if phase == "reorder":
+            assert embedder is not None
+            pipeline = pipeline_for(index, None, DenseReorder(embedder))
+        else:
+            pipeline = pipeline_for(index, embedder if phase == "hybrid" else None)
         ranks = await evaluate(pipeline, questions, misses=args.misses)
         report(phase, questions, ranks, per_library=not args.no_libraries)
 

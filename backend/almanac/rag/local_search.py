@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -19,6 +20,7 @@ import numpy as np
 from almanac.rag.bm25 import BM25Index
 from almanac.rag.chunking import Chunk
 from almanac.rag.embeddings.base import Embedder, EmbeddingError
+from almanac.rag.fields import FieldIndex, FieldWeights
 from almanac.rag.hybrid import HybridConfig, fuse
 from almanac.rag.local_docs import Library
 from almanac.rag.retriever import Hit, top_k
@@ -41,11 +43,21 @@ class LocalIndex:
     built_at: datetime
     rows_of: dict[str, np.ndarray] = field(default_factory=dict)  # computed when not given
     hybrid: frozenset[str] | None = None  # vectors complete for these libraries only (None: for all)
+    weights: FieldWeights = field(default_factory=FieldWeights)  # the lead and module fields' weights
+    _fields: FieldIndex | None = field(default=None, init=False, repr=False)
+    _fields_lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)
 
     def __post_init__(self) -> None:
         if not self.rows_of:
             owners = np.array([chunk.library or "" for chunk in self.chunks])
             self.rows_of = {library: np.flatnonzero(owners == library) for library in self.libraries}
+
+    def fields(self) -> FieldIndex:
+        """The lead and module fields of the chunks (built on first use, once)."""
+        with self._fields_lock:
+            if self._fields is None:
+                self._fields = FieldIndex(self.chunks)
+            return self._fields
 
     def has_vectors(self, library: str | None) -> bool:
         """Whether a dense search of `library` (None: every library) covers all of its chunks."""
@@ -54,8 +66,10 @@ class LocalIndex:
         return self.hybrid is None or (library is not None and library in self.hybrid)
 
     def lexical(self, query: str, k: int, library: str | None) -> list[Hit]:
-        """BM25 hits, restricted to one library's rows when `library` is given."""
-        return _restricted(self.bm25.scores(query), self._rows(library), k, positive_only=True)
+        """Field-weighted BM25 hits (`fields.py`: the chunk's text, its API name and summary, its module's summary),
+        restricted to one library's rows when `library` is given."""
+        scores = self.fields().scores(query, self.bm25.scores(query), self.weights)
+        return _restricted(scores, self._rows(library), k, positive_only=True)
 
     def dense(self, vector: np.ndarray, k: int, library: str | None) -> list[Hit]:
         """Cosine hits, restricted to one library's rows; empty unless `has_vectors(library)`."""

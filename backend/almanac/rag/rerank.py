@@ -5,7 +5,9 @@
   `max_candidates`, each cut to `passage_chars`) and time (`timeout_s`); its answer is parsed
   leniently (JSON, or `id: score` lines); candidates it did not score keep their fused order
   after the scored ones;
-- `FusedOrder` (offline): keeps the fused order.
+- `DenseReorder` (offline, with an embedder): the question's embedding reorders the candidates, blended
+  with their fused order (`blend`); candidates in, same candidates out;
+- `FusedOrder` (offline, no embedder): keeps the fused order.
 
 Every reranker scores on one scale, 0–1, so that RAG_MIN_SCORE means the same whichever runs:
 Voyage's relevance score as it comes (0–1); the chat model's 0–10 judgement divided by 10 (a
@@ -23,11 +25,15 @@ import re
 from collections.abc import Sequence
 from typing import Protocol
 
+import numpy as np
+
 from almanac.llm.base import Model, complete
 from almanac.llm.messages import Message, ModelRequest
+from almanac.rag.embeddings.base import Embedder, EmbeddingError
 from almanac.rag.retriever import Hit
 
 log = logging.getLogger(__name__)
+DENSE_WEIGHT = 0.5  # `DenseReorder`: the similarity's weight against the fused score (both 0–1)
 
 
 class Reranker(Protocol):
@@ -182,3 +188,48 @@ def _json_values(text: str) -> list[object]:
             except ValueError:
                 continue
     return values
+
+
+def blend(fused: Sequence[float], similarity: Sequence[float], weight: float) -> list[float]:
+    """Each candidate's fused score and its cosine similarity to the question, both scaled to the
+    candidates' range (0–1), added with `weight` on the similarity: the vectors reorder the lexical
+    candidates without adding or removing any."""
+
+    def scaled(values: Sequence[float]) -> list[float]:
+        best, worst = max(values), min(values)
+        return [(v - worst) / (best - worst) if best > worst else 1.0 for v in values]
+
+    if not fused:
+        return []
+    return [f + weight * s for f, s in zip(scaled(fused), scaled(similarity), strict=True)]
+
+
+class DenseReorder:
+    """The offline reranker when an embedder is configured: the embeddings reorder the ranked candidates
+    (`blend`), so they can change the order among the lexical candidates but never let a far-off passage
+    displace them (fused over the whole index, MiniLM pulled real questions' order down). Candidate
+    vectors come through the embedder's cache (the index's own vectors, for indexed text). An embedding
+    error keeps the fused order."""
+
+    name = "dense reorder"
+
+    def __init__(self, embedder: Embedder, *, weight: float = DENSE_WEIGHT) -> None:
+        self._embedder = embedder
+        self._weight = weight
+
+    async def rerank(self, query: str, texts: Sequence[str], top_n: int, *, fused: Sequence[float] = ()) -> list[Hit]:
+        if not texts or len(fused) != len(texts):
+            return fused_order(len(texts), top_n, fused)
+        try:
+            vectors = await self._embedder.embed([*texts], input_type="document")
+            [question] = await self._embedder.embed([query], input_type="query")
+        except EmbeddingError:
+            log.warning("dense reorder failed; keeping the fused order", exc_info=True)
+            return fused_order(len(texts), top_n, fused)
+        matrix, vector = np.asarray(vectors, dtype=np.float64), np.asarray(question, dtype=np.float64)
+        norms = np.linalg.norm(matrix, axis=1) * (np.linalg.norm(vector) or 1.0)
+        similarity = [float(v) for v in (matrix @ vector) / np.where(norms > 0, norms, 1.0)]
+        scores = blend(fused, similarity, self._weight)
+        order = sorted(range(len(texts)), key=lambda i: (-scores[i], i))[:top_n]
+        top = max(scores)
+        return [Hit(i, unit(scores[i] / top) if top > 0 else 1.0) for i in order]

@@ -3,15 +3,17 @@
 import asyncio
 import json
 import re
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 
+import numpy as np
 import pytest
 
 from almanac.llm.base import ModelUnavailable
 from almanac.llm.events import ModelEvent
 from almanac.llm.fake import ScriptedModel, events_of, reply
 from almanac.llm.messages import ModelRequest
-from almanac.rag.rerank import FusedOrder, ModelReranker, parse_scores
+from almanac.rag.embeddings.base import EmbeddingError, InputType
+from almanac.rag.rerank import DenseReorder, FusedOrder, ModelReranker, blend, parse_scores
 from almanac.rag.retriever import Hit
 
 TEXTS = ["about cats", "about dependencies in FastAPI", "about CORS", "about paths"]
@@ -99,3 +101,43 @@ async def test_a_slow_or_garbled_judge_keeps_the_fused_order(judge: KeywordJudge
     hits = await ModelReranker(judge, timeout_s=0.05).rerank("add gzip", CANDIDATES, 6, fused=fused)
     assert [hit.index for hit in hits] == [0, 1, 2, 3, 4, 5]
     assert hits[0].score == 1.0
+
+
+def test_blend_adds_the_scaled_similarity_to_the_scaled_fused_score() -> None:
+    assert blend([3.0, 2.0, 1.0], [0.1, 0.5, 0.3], 0.5) == pytest.approx([1.0, 1.0, 0.25])
+    assert blend([1.0, 1.0], [0.2, 0.2], 0.5) == [1.5, 1.5]  # ties scale to 1
+    assert blend([], [], 0.5) == []
+
+
+class AxisEmbedder:
+    """Embeds a text on the axis of the first keyword it contains (a fake with known similarities)."""
+
+    model_id = "fake/axes"
+    dimension = 3
+    max_tokens = 64
+    KEYWORDS = ("delete", "cache", "other")
+
+    def __init__(self, *, fail: bool = False) -> None:
+        self.fail = fail
+
+    async def embed(self, texts: Sequence[str], *, input_type: InputType) -> np.ndarray:
+        if self.fail:
+            raise EmbeddingError("model unavailable")
+        rows = np.zeros((len(texts), self.dimension), dtype=np.float32)
+        for row, text in enumerate(texts):
+            axis = next((i for i, word in enumerate(self.KEYWORDS) if word in text), 2)
+            rows[row, axis] = 1.0
+        return rows
+
+
+async def test_dense_reorder_lets_the_question_embedding_reorder_close_candidates() -> None:
+    texts = ["cache entry options", "delete a directory tree", "other things"]
+    reranked = await DenseReorder(AxisEmbedder()).rerank("delete a folder", texts, 3, fused=[1.0, 0.9, 0.0])
+    assert [hit.index for hit in reranked] == [1, 0, 2]
+    assert reranked[0].score == 1.0 and all(0.0 <= hit.score <= 1.0 for hit in reranked)
+
+
+async def test_dense_reorder_keeps_the_fused_order_when_embedding_fails() -> None:
+    texts = ["cache entry options", "delete a directory tree"]
+    reranked = await DenseReorder(AxisEmbedder(fail=True)).rerank("delete", texts, 2, fused=[1.0, 0.9])
+    assert [hit.index for hit in reranked] == [0, 1]

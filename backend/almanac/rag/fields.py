@@ -1,0 +1,117 @@
+"""Field-weighted lexical search over the local index: a passage is scored not only by its whole text
+(the body) but also by its *lead* — the API name it documents and the first paragraph of its docstring —
+and by what its *module* is about.
+
+A developer's question says what they want done ("delete a directory and everything inside it", "split a
+string with a regular expression"). The words that identify the answer are usually in the answering
+API's name and summary line (`shutil.rmtree`: "Recursively delete a directory tree.") or in its module's
+summary (`re`: "Support for regular expressions"), while its body's parameters and caveats dilute them
+among 60,000 chunks. So each chunk gets three lexical scores, each scaled to its best value for the
+query (0–1):
+
+- **body** — BM25 over the chunk's text (the stored index);
+- **lead** — BM25 over the symbol's name (a method with its class: `Popen communicate`) and the first
+  paragraph of the chunk's text after its heading;
+- **module** — BM25 over each module's dotted name and the first paragraph of its page (one document per
+  module, shared by all its chunks): context from the enclosing unit, the way a search engine scores a
+  page by its site as well as by its own words.
+
+The combined score is `body + lead_weight × lead + module_weight × module` (`FieldWeights`). Chunks from
+sources without `Module` headings (README files, DOCS_PATHS folders) have no module field.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+from almanac.rag.bm25 import BM25Index
+from almanac.rag.chunking import Chunk
+
+_MODULE = re.compile(r"^#*\s*Module `([\w.]+)`")
+_SYMBOL = re.compile(r"`(?:class |async )*([A-Za-z_][\w.]*)")
+
+
+@dataclass(frozen=True, slots=True)
+class FieldWeights:
+    """Weights of the lead and module fields against the body (each field scaled to 0–1 per query).
+    Chosen on the `dev` half of `bench/doc_questions.jsonl` (0.7 / 0.3 of the grid 0–2 × 0–1)."""
+
+    lead: float = 0.7
+    module: float = 0.3
+
+
+def module_of(chunk: Chunk) -> str:
+    """The module a chunk documents, from its title's first heading (`Module `re` > …` → `re`); empty
+    for chunks that are not API documentation."""
+    match = _MODULE.match(chunk.title.split(" > ", 1)[0])
+    return match.group(1) if match else ""
+
+
+def name_text(chunk: Chunk) -> str:
+    """The words of the API name a chunk documents: the last part of the symbol in its title's last
+    heading, with its class for a method (`re.Pattern.search` → "Pattern search"); empty for a module
+    page or a chunk without a symbol."""
+    last = chunk.title.rsplit(" > ", 1)[-1]
+    if " > " not in chunk.title and _MODULE.match(last):
+        return ""
+    match = _SYMBOL.search(last)
+    if not match:
+        return ""
+    parts = re.sub(r"\.__init__$", "", match.group(1)).split(".")
+    kept = parts[-2:] if len(parts) > 1 and parts[-2][:1].isupper() else parts[-1:]
+    return " ".join(kept)
+
+
+def lead(chunk: Chunk) -> str:
+    """The first paragraph of a chunk's text after its heading: a docstring's summary line(s), which say
+    what the API or module does in the words a question uses."""
+    body = chunk.text.split("\n", 1)[1] if chunk.text.lstrip().startswith("#") and "\n" in chunk.text else ""
+    for paragraph in re.split(r"\n\s*\n", body):
+        text = paragraph.strip().strip("`").strip()
+        if text and not text.startswith("#"):
+            return text[:400]
+    return ""
+
+
+class FieldIndex:
+    """The lead and module fields of a list of chunks (rows aligned with the chunks)."""
+
+    def __init__(self, chunks: Sequence[Chunk]) -> None:
+        modules: dict[str, int] = {}
+        summaries: dict[str, str] = {}
+        owner = np.full(len(chunks), -1, dtype=np.int64)
+        leads: list[str] = []
+        for row, chunk in enumerate(chunks):
+            module = module_of(chunk)
+            leads.append(f"{name_text(chunk)} {lead(chunk)}".strip())
+            if not module:
+                continue
+            owner[row] = modules.setdefault(module, len(modules))
+            if module not in summaries and " > " not in chunk.title:
+                summaries[module] = lead(chunk)
+        self._owner = owner
+        self._leads = BM25Index.build(leads) if any(leads) else None  # plain documents have no lead
+        self._modules = BM25Index.build(
+            [f"{module.replace('.', ' ')} {summaries.get(module, '')}" for module in modules]
+        )
+
+    def scores(self, query: str, body: npt.NDArray[np.floating], weights: FieldWeights) -> npt.NDArray[np.float32]:
+        """The combined score of every chunk for `query`, given the body's BM25 scores (see the module
+        docstring); 0 for a chunk that matches in no field."""
+        combined = _scaled(body)
+        if weights.lead and self._leads is not None:
+            combined = combined + weights.lead * _scaled(self._leads.scores(query))
+        if weights.module and len(self._modules):
+            per_module = np.append(_scaled(self._modules.scores(query)), np.float32(0.0))
+            combined = combined + weights.module * per_module[self._owner]  # -1 (no module) → the 0 appended
+        return combined.astype(np.float32)
+
+
+def _scaled(scores: npt.NDArray[np.floating]) -> npt.NDArray[np.float32]:
+    best = float(scores.max()) if len(scores) else 0.0
+    return (scores / best).astype(np.float32) if best > 0 else np.zeros(len(scores), dtype=np.float32)

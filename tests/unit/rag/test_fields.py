@@ -1,0 +1,93 @@
+"""Field-weighted lexical search: a passage also scores by its API name and summary line (its lead) and by
+its module's summary, so the API that says what the question asks for outranks long passages that merely
+mention the words."""
+
+from datetime import UTC, datetime
+
+from almanac.rag.bm25 import BM25Index
+from almanac.rag.chunking import Chunk
+from almanac.rag.fields import FieldIndex, FieldWeights, lead, module_of, name_text
+from almanac.rag.local_docs import Library
+from almanac.rag.local_search import LocalIndex
+
+LIBRARY = "/python/stdlib"
+NOTHING = FieldWeights(lead=0.0, module=0.0)
+DEFAULT = FieldWeights()
+
+
+def module_page(module: str, summary: str) -> Chunk:
+    return Chunk(module, f"# Module `{module}`\n\n{summary}\n\nMore text.", f"Module `{module}`", None, LIBRARY, 0, 9)
+
+
+def api(symbol: str, summary: str, body: str = "", owner: str | None = None) -> Chunk:
+    module = symbol.rsplit(".", 2 if owner else 1)[0]
+    path = [f"Module `{module}`", *([f"class `{module}.{owner}`"] if owner else []), f"`{symbol}(path)`"]
+    text = f"## `{symbol}(path)`\n\n{summary}\n\n{body}".strip()
+    return Chunk(symbol, text, " > ".join(path), None, LIBRARY, 0, 9)
+
+
+def index_of(chunks: list[Chunk], weights: FieldWeights = DEFAULT) -> LocalIndex:
+    library = {LIBRARY: Library(LIBRARY, "stdlib", "", "stdlib", "3", None)}
+    bm25 = BM25Index.build([chunk.text for chunk in chunks])
+    return LocalIndex(library, chunks, bm25, None, None, datetime.now(UTC), weights=weights)
+
+
+def test_module_name_and_lead_come_from_the_title_and_the_first_paragraph() -> None:
+    method = api("re.Pattern.search", "Scan through string looking for a match.", owner="Pattern")
+    assert module_of(method) == "re"
+    assert name_text(method) == "Pattern search"
+    assert lead(method) == "Scan through string looking for a match."
+    page = module_page("shutil", "Utility functions for copying and archiving files and directory trees.")
+    assert (module_of(page), name_text(page)) == ("shutil", "")
+    assert lead(page).startswith("Utility functions")
+    readme = Chunk("r", "Some prose.", "Getting started", None, LIBRARY, 0, 3)
+    assert (module_of(readme), name_text(readme)) == ("", "")
+
+
+# A long passage that repeats the question's words in passing, and the API whose summary line says it.
+LONG = "delete the directory cache entry; " + "the cache keeps entries per directory and options. " * 12
+CHUNKS = [
+    module_page("shutil", "Utility functions for copying and archiving files and directory trees."),
+    api("cachelib.Store.delete", "Remove one entry.", LONG, owner="Store"),
+    api("shutil.rmtree", "Recursively delete a directory tree.", "If ignore_errors is set, errors are ignored. " * 8),
+]
+
+
+def test_the_api_whose_summary_says_what_is_asked_outranks_a_long_passage_that_mentions_it() -> None:
+    body_only = [hit.index for hit in index_of(CHUNKS, NOTHING).lexical("delete a directory", 3, None)]
+    assert body_only.index(1) < body_only.index(2)  # the body alone favours the long cache passage
+    fielded = [hit.index for hit in index_of(CHUNKS).lexical("delete a directory", 3, None)]
+    assert fielded.index(2) < fielded.index(1)
+
+
+def test_a_module_summary_lifts_its_apis_for_a_question_in_the_modules_words() -> None:
+    chunks = [
+        module_page("re", "Support for regular expressions (RE)."),
+        module_page("textwrap", "Text wrapping and filling."),
+        api("re.split", "Split the source by the occurrences of the pattern."),
+        api("textwrap.split", "Split the text into words, keeping whitespace."),
+    ]
+    question = "split a string into words with a regular expression"
+    fields = FieldIndex(chunks)
+    body = BM25Index.build([chunk.text for chunk in chunks]).scores(question)
+    without = fields.scores(question, body, FieldWeights(lead=0.7, module=0.0))
+    assert without[3] > without[2]  # "words" favours the textwrap function
+    with_module = fields.scores(question, body, FieldWeights(lead=0.7, module=1.0))
+    assert with_module[2] > with_module[3]
+
+
+def test_a_chunk_without_a_module_is_scored_by_its_text_and_lead_only() -> None:
+    readme = Chunk("r", "Regular expressions explained.", "Guide", None, LIBRARY, 0, 3)
+    chunks = [module_page("re", "Support for regular expressions (RE)."), readme]
+    fields = FieldIndex(chunks)
+    body = BM25Index.build([chunk.text for chunk in chunks]).scores("regular expressions")
+    scores = fields.scores("regular expressions", body, FieldWeights(lead=0.0, module=1.0))
+    assert scores[0] > scores[1] > 0
+    assert scores[1] == body[1] / body.max()
+
+
+def test_plain_documents_without_api_headings_keep_their_body_order() -> None:
+    chunks = [Chunk(str(i), text, "", None, LIBRARY, i, 3) for i, text in enumerate(["cats and dogs", "dogs", "fish"])]
+    hits = index_of(chunks).lexical("dogs", 3, None)
+    assert [hit.index for hit in hits] == [1, 0]
+    assert hits[0].score == 1.0
