@@ -11,6 +11,7 @@ instead. Screenshots of the main states go to test-artifacts/screenshots/.
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 import os
 import shutil
@@ -20,6 +21,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,6 +29,10 @@ from typing import Any
 
 import httpx
 import pytest
+
+from almanac.auth.service import AccountService
+from almanac.billing.ledger import CreditService
+from almanac.storage.db import Database
 
 ROOT = Path(__file__).resolve().parents[2]
 DIST = Path(os.environ.get("ALMANAC_E2E_DIST") or ROOT / "frontend" / "dist")
@@ -98,11 +104,24 @@ class Server:
         return done.stdout
 
     def new_user(self, *, plan: str = "free", credits: int = 0) -> tuple[str, str]:
-        """A fresh user (its e-mail and API key), optionally with a credit pack."""
+        """A fresh user (its e-mail and API key), optionally with a credit pack — made in this process
+        with the services `almanac users create` and `almanac credits grant` use (tests/integration/test_cli.py
+        runs the commands themselves; a process per user cost the suite a minute of CPU)."""
         email = f"user{next(_emails)}-{os.getpid()}@e2e.test"
-        key = self.cli("users", "create", "--email", email, "--plan", plan).strip().splitlines()[-1]
-        if credits:
-            self.cli("credits", "grant", "--email", email, "--amount", str(credits), "--reason", "e2e")
+        url = self.env.get("DATABASE_URL") or f"sqlite+aiosqlite:///{Path(self.env['DATA_DIR']) / 'almanac.db'}"
+
+        async def create() -> str:
+            database = Database(url)
+            try:
+                created = await AccountService(database).create_user(email=email, plan=plan)
+                if credits:
+                    await CreditService(database).grant_pack(user_id=created.user.id, amount=credits, reason="e2e")
+                return created.api_key
+            finally:
+                await database.dispose()
+
+        with ThreadPoolExecutor(1) as worker:  # off this thread's (Playwright's) event loop
+            key = worker.submit(asyncio.run, create()).result()
         self.users[email] = key
         return email, key
 
