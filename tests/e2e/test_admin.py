@@ -11,6 +11,7 @@ import sys
 from typing import Any
 
 import pytest
+from playwright.sync_api import expect
 
 from tests.e2e.a11y import assert_accessible
 from tests.e2e.conftest import Server
@@ -31,8 +32,9 @@ def test_an_administrator_manages_a_user(open_browser: Any, server: Server) -> N
     page.wait_for_url("**/admin")
     page.get_by_label("Search by e-mail").fill(email)
     users = page.get_by_test_id("admin-users")
+    # The list shows every user until the search has answered: wait for the filtered list.
+    expect(users.locator("tbody tr")).to_have_count(1)
     users.get_by_role("link", name=email).wait_for()
-    assert users.locator("tbody tr").count() == 1
     assert_accessible(page, "the admin user list")
     users.get_by_role("link", name=email).click()
     page.wait_for_url("**/admin/users/*")
