@@ -21,6 +21,20 @@ from sqlalchemy.engine import make_url
 
 from almanac.storage.db import Database
 from almanac.storage.migrate import upgrade
+from tests.scheduling import spread_heavy
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Under pytest-xdist, heavy tests (`@pytest.mark.heavy`) lead the workers' first blocks
+    (tests/scheduling.py); every worker computes the same order, as xdist requires."""
+    workers = int(getattr(config, "workerinput", {}).get("workercount", 1))
+
+    def group_of(item: pytest.Item) -> str | None:
+        marker = item.get_closest_marker("heavy")
+        return None if marker is None else str(marker.kwargs.get("group", item.nodeid))
+
+    items[:] = spread_heavy(items, workers, group_of)
+
 
 PG_URL = os.environ.get("ALMANAC_TEST_POSTGRES_URL", "postgresql+asyncpg://postgres@127.0.0.1:5432/test")
 REQUIRE_PG = os.environ.get("ALMANAC_REQUIRE_POSTGRES", "") == "1"

@@ -9,6 +9,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
+import pytest
 import schemathesis
 from schemathesis.python import asgi
 from tests.api.test_fuzz import DEFAULT_REJECTIONS, EXAMPLES, RELAXED, REQUEST_TIMEOUT_S, _built_ui, _failures
@@ -45,6 +46,7 @@ def _admin_key(url: str) -> str:
     return result["key"]
 
 
+@pytest.mark.heavy
 def test_payments_usage_and_admin_conform_to_their_schema(database_url: str, tmp_path: Path) -> None:
     stripe = fake.FakeStripe()
     with ServerThread(stripe.app) as stripe_api:

@@ -125,6 +125,7 @@ def fuzz_config(key: str | None) -> Any:
     return schemathesis.Config.from_dict(data)
 
 
+@pytest.mark.heavy
 @pytest.mark.parametrize("credentials", ["bearer", "anonymous"])
 def test_every_operation_conforms_to_its_schema(database_url: str, credentials: str, tmp_path: Path) -> None:
     if credentials == "anonymous" and not database_url.startswith("sqlite"):

@@ -180,6 +180,7 @@ def _hybrid_ndcg(runs: tuple[Slice, list[str], object, object], config: HybridCo
     return asyncio.run(run())
 
 
+@pytest.mark.heavy(group="hybrid retrieval floor")  # one module-scoped embedding for the three
 @pytest.mark.parametrize("method", ["gated", "zscore", "rrf"])
 def test_hybrid_pipeline_keeps_its_ndcg_on_a_scifact_slice(
     hybrid_runs: tuple[Slice, list[str], object, object], method: str
