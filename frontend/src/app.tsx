@@ -218,8 +218,11 @@ function Shell({ user, onSignedOut }: { user: User; onSignedOut: (notice: string
   /** How the open conversation is answered: its own choice, else the user's, else the server's. */
   const conversationId = store.resolve(key);
   const fresh = conversationId.startsWith("new:");
+  // The open conversation's own record (loaded with it, so it is right even when the conversation is
+  // not among the listed ones), else the list's copy until it has loaded.
+  const stored = fresh ? undefined : shown.strategy !== undefined ? shown.strategy : current?.strategy;
   const strategy: Strategy =
-    (fresh ? newStrategy : current?.strategy) ?? user.default_strategy ?? config?.strategies.default ?? "direct";
+    (fresh ? newStrategy : stored) ?? user.default_strategy ?? config?.strategies.default ?? "direct";
 
   async function changeStrategy(next: Strategy) {
     if (fresh) {
@@ -228,6 +231,7 @@ function Shell({ user, onSignedOut }: { user: User; onSignedOut: (notice: string
     }
     try {
       const updated = await api.setStrategy(conversationId, next);
+      store.setStrategy(updated.id, updated.strategy ?? null);
       setConversations((list) => list?.map((c) => (c.id === updated.id ? updated : c)) ?? null);
     } catch (error) {
       setListError(error instanceof ApiError ? error.message : "The strategy could not be changed.");

@@ -131,12 +131,12 @@ def test_tools_are_listed_and_the_strategy_is_kept_per_conversation(open_browser
     # Changing it in a conversation is stored at once, and shown again after a reload.
     page.goto(f"/c/{conversation}")
     wait_answered(page, 0)
-    assert page.get_by_label("Strategy", exact=True).input_value() == "boost"
+    expect(page.get_by_label("Strategy", exact=True)).to_have_value("boost")
     patched = f"/api/conversations/{conversation}"
     with page.expect_response(lambda r: r.url.endswith(patched) and r.request.method == "PATCH"):
         page.get_by_label("Strategy", exact=True).select_option("collaborate")
     assert server.api("GET", f"/api/conversations/{conversation}", key).json()["strategy"] == "collaborate"
     page.reload()
     wait_answered(page, 0)
-    assert page.get_by_label("Strategy", exact=True).input_value() == "collaborate"
+    expect(page.get_by_label("Strategy", exact=True)).to_have_value("collaborate")
     assert answer_cost(turn(page, 0)) == 5

@@ -178,6 +178,17 @@ describe("conversation reducer", () => {
     expect(state.turns.map((t) => t.localId)).toEqual(["t1"]);
     expect(state).toMatchObject({ loaded: true, title: "T" });
   });
+
+  it("knows the conversation's stored strategy once loaded, and a change of it", () => {
+    let state = emptyConversation("c1");
+    expect(state.strategy).toBeUndefined(); // not known yet: the UI falls back to the list's copy
+    state = reduce(state, { type: "loaded", id: "c1", title: "T", turns: [], strategy: "boost" });
+    expect(state.strategy).toBe("boost");
+    state = reduce(state, { type: "strategy", strategy: "collaborate" });
+    expect(state.strategy).toBe("collaborate");
+    state = reduce(state, { type: "loaded", id: "c1", title: "T", turns: [] });
+    expect(state.strategy).toBeNull(); // stored without one: the user's default applies
+  });
 });
 
 describe("events of boost, collaboration, progress, late summaries and credit limits", () => {

@@ -3,7 +3,7 @@
  * user actions and streamed chat events. Nothing here does I/O or reads the clock.
  */
 
-import type { ChatEvent } from "../api/types";
+import type { ChatEvent, Strategy } from "../api/types";
 import { isActive, newTurn, STOPPED_NOTE, type Turn, type TurnError } from "./turn";
 import { applyEvent, cancelRunningTools } from "./turnEvents";
 
@@ -13,6 +13,8 @@ export { applyEvent } from "./turnEvents";
 export interface ConversationState {
   id: string | null;
   title: string | null;
+  /** How its questions are answered, as stored (null: the user's default; undefined: not loaded yet). */
+  strategy?: Strategy | null;
   turns: Turn[];
   loaded: boolean;
   loading: boolean;
@@ -21,7 +23,7 @@ export interface ConversationState {
 
 export type Action =
   | { type: "load_start" }
-  | { type: "loaded"; id: string; title: string; turns: Turn[] }
+  | { type: "loaded"; id: string; title: string; turns: Turn[]; strategy?: Strategy | null }
   | { type: "load_failed"; message: string }
   | { type: "send"; localId: string; message: string }
   | { type: "event"; localId: string; event: ChatEvent }
@@ -30,7 +32,8 @@ export type Action =
   | { type: "stream_ended"; localId: string }
   | { type: "stopped"; localId: string }
   | { type: "dismiss"; localId: string }
-  | { type: "renamed"; title: string };
+  | { type: "renamed"; title: string }
+  | { type: "strategy"; strategy: Strategy | null };
 
 export function emptyConversation(id: string | null = null): ConversationState {
   return { id, title: null, turns: [], loaded: id === null, loading: false, loadError: null };
@@ -49,6 +52,7 @@ export function reduce(state: ConversationState, action: Action): ConversationSt
         ...state,
         id: action.id,
         title: action.title,
+        strategy: action.strategy ?? null,
         turns: mergeStored(state.turns, action.turns),
         loaded: true,
         loading: false,
@@ -60,6 +64,8 @@ export function reduce(state: ConversationState, action: Action): ConversationSt
       return { ...state, turns: [...state.turns, newTurn(action.localId, action.message)] };
     case "renamed":
       return { ...state, title: action.title };
+    case "strategy":
+      return { ...state, strategy: action.strategy };
     case "dismiss":
       return { ...state, turns: state.turns.filter((t) => t.localId !== action.localId) };
     case "event": {

@@ -65,6 +65,11 @@ export class ChatStore {
     if (this.states.has(id)) this.dispatch(id, { type: "renamed", title });
   }
 
+  /** The conversation's strategy changed (stored by the server). */
+  setStrategy(id: string, strategy: Strategy | null): void {
+    if (this.states.has(id)) this.dispatch(id, { type: "strategy", strategy });
+  }
+
   /** Load a conversation's stored history (once, unless `force`). */
   async load(id: string, force = false): Promise<void> {
     const current = this.states.get(id);
@@ -72,7 +77,13 @@ export class ChatStore {
     this.dispatch(id, { type: "load_start" });
     try {
       const detail = await api.conversation(id);
-      this.dispatch(id, { type: "loaded", id, title: detail.title, turns: turnsFromConversation(detail) });
+      this.dispatch(id, {
+        type: "loaded",
+        id,
+        title: detail.title,
+        strategy: detail.strategy ?? null,
+        turns: turnsFromConversation(detail),
+      });
     } catch (error) {
       const message = notFound(error)
           ? NO_SUCH_CONVERSATION
