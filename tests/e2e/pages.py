@@ -31,8 +31,10 @@ def send(page: Any, message: str) -> None:
     box.press("Enter")
 
 
-def wait_answered(page: Any, index: int, timeout_ms: int = 20_000) -> Any:
-    """Wait until turn `index` has finished (its footer with the item ID and cost is shown)."""
+def wait_answered(page: Any, index: int, timeout_ms: int = 60_000) -> Any:
+    """Wait until turn `index` has finished (its footer with the item ID and cost is shown). The time
+    limit guards against a hang, not a speed check: on a busy machine a long offline answer streamed
+    word by word takes tens of seconds."""
     article = turn(page, index)
     article.locator(".answer-footer").wait_for(timeout=timeout_ms)
     return article

@@ -121,7 +121,7 @@ def test_tools_are_listed_and_the_strategy_is_kept_per_conversation(open_browser
     assert picker.input_value() == "direct"
     picker.select_option("boost")
     send(page, "Give me a detailed tour of how Almanac works")
-    wait_answered(page, 0, timeout_ms=30_000)
+    wait_answered(page, 0, timeout_ms=120_000)  # a boosted long tour: planner and executor both stream
     conversation = page.url.rsplit("/c/", 1)[1]
     assert server.api("GET", f"/api/conversations/{conversation}", key).json()["strategy"] == "boost"
     page.get_by_role("button", name="New chat").click()
