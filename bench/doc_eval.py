@@ -21,7 +21,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import re
 import sys
 import tempfile
 import time
@@ -30,7 +29,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from almanac.rag.chunking import Chunk
 from almanac.rag.embeddings.base import Embedder
 from almanac.rag.embeddings.cache import CachedEmbedder
 from almanac.rag.embeddings.minilm import MiniLMEmbedder
@@ -38,6 +36,7 @@ from almanac.rag.hybrid import HybridConfig
 from almanac.rag.local_index import IndexInputs, LocalIndex, build_local_index, load_local_index
 from almanac.rag.pipeline import DocRequest, DocumentationPipeline
 from almanac.rag.query import RuleQueryParser
+from almanac.rag.ranking import symbol_of
 from almanac.rag.rerank import DenseReorder, FusedOrder, Reranker
 from almanac.rag.select import RuleSelector
 from almanac.rag.sources.local import LocalSource
@@ -46,7 +45,6 @@ from almanac.storage.migrate import upgrade_async
 
 QUESTIONS = Path(__file__).with_name("doc_questions.jsonl")
 DEFAULT_DATA = Path(tempfile.gettempdir()) / "almanac-doc-eval"
-_SYMBOL = re.compile(r"`(?:class |async )*([A-Za-z_][\w.]*)")
 
 
 @dataclass(frozen=True)
@@ -61,15 +59,6 @@ class Question:
 def load_questions(path: Path = QUESTIONS) -> list[Question]:
     rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
     return [Question(r["question"], tuple(r["expected"]), r["library"], r["source"], r["split"]) for r in rows]
-
-
-def symbol_of(chunk: Chunk) -> str:
-    """The API a passage documents: the name in the last heading of its title (a constructor counts as
-    its class)."""
-    match = _SYMBOL.search(chunk.title.rsplit(" > ", 1)[-1])
-    if not match:
-        return ""
-    return re.sub(r"\.__init__$", "", match.group(1))
 
 
 def matches(symbol: str, expected: str) -> bool:

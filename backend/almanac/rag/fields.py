@@ -31,9 +31,9 @@ import numpy.typing as npt
 
 from almanac.rag.bm25 import BM25Index
 from almanac.rag.chunking import Chunk
+from almanac.rag.ranking import symbol_of
 
 _MODULE = re.compile(r"^#*\s*Module `([\w.]+)`")
-_SYMBOL = re.compile(r"`(?:class |async )*([A-Za-z_][\w.]*)")
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,13 +56,12 @@ def name_text(chunk: Chunk) -> str:
     """The words of the API name a chunk documents: the last part of the symbol in its title's last
     heading, with its class for a method (`re.Pattern.search` → "Pattern search"); empty for a module
     page or a chunk without a symbol."""
-    last = chunk.title.rsplit(" > ", 1)[-1]
-    if " > " not in chunk.title and _MODULE.match(last):
+    if " > " not in chunk.title and _MODULE.match(chunk.title):
         return ""
-    match = _SYMBOL.search(last)
-    if not match:
+    symbol = symbol_of(chunk)
+    if not symbol:
         return ""
-    parts = re.sub(r"\.__init__$", "", match.group(1)).split(".")
+    parts = symbol.split(".")
     kept = parts[-2:] if len(parts) > 1 and parts[-2][:1].isupper() else parts[-1:]
     return " ".join(kept)
 
@@ -82,6 +81,7 @@ class FieldIndex:
     """The lead and module fields of a list of chunks (rows aligned with the chunks)."""
 
     def __init__(self, chunks: Sequence[Chunk]) -> None:
+        self.chunks = chunks  # the list these fields were built from
         modules: dict[str, int] = {}
         summaries: dict[str, str] = {}
         owner = np.full(len(chunks), -1, dtype=np.int64)

@@ -175,6 +175,7 @@ async def build_local_index(
         plain = [replace(document, introspect=None) for document in documents if document.text]
         early, _ = await _lexical(libraries, plain)
         say("BM25 index of the sources built", len(early.chunks), len(early.chunks))
+        await asyncio.to_thread(early.fields)  # built here, not on the first question
         publish(early)
     libraries, documents = await asyncio.to_thread(complete, inputs, libraries, documents)
     say("introspected", len(documents), len(documents))
@@ -183,6 +184,7 @@ async def build_local_index(
     if embedder is None or store_lexical:
         await _store(database, index, lexical_digest if embedder else digest)
     if publish is not None:
+        await asyncio.to_thread(index.fields)
         publish(index)
     if embedder is not None and chunks:
         index = await _embed(index, texts, embedder, priority or LibraryPriority(), publish, say, batch_size)

@@ -57,9 +57,14 @@ def fused_order(count: int, top_n: int, fused: Sequence[float] = ()) -> list[Hit
     n = min(top_n, count)
     if len(fused) != count or count == 0:
         return [Hit(i, 1.0) for i in range(n)]
-    best, worst = max(fused), min(fused)
-    spread = best - worst
-    return [Hit(i, unit((fused[i] - worst) / spread) if spread > 0 else 1.0) for i in range(n)]
+    scaled = min_max(fused)
+    return [Hit(i, unit(scaled[i])) for i in range(n)]
+
+
+def min_max(values: Sequence[float]) -> list[float]:
+    """`values` scaled to their range: 1 for the best, 0 for the worst (all 1 when they tie)."""
+    best, worst = max(values), min(values)
+    return [(v - worst) / (best - worst) if best > worst else 1.0 for v in values]
 
 
 class FusedOrder:
@@ -194,14 +199,9 @@ def blend(fused: Sequence[float], similarity: Sequence[float], weight: float) ->
     """Each candidate's fused score and its cosine similarity to the question, both scaled to the
     candidates' range (0–1), added with `weight` on the similarity: the vectors reorder the lexical
     candidates without adding or removing any."""
-
-    def scaled(values: Sequence[float]) -> list[float]:
-        best, worst = max(values), min(values)
-        return [(v - worst) / (best - worst) if best > worst else 1.0 for v in values]
-
     if not fused:
         return []
-    return [f + weight * s for f, s in zip(scaled(fused), scaled(similarity), strict=True)]
+    return [f + weight * s for f, s in zip(min_max(fused), min_max(similarity), strict=True)]
 
 
 class DenseReorder:

@@ -91,3 +91,16 @@ def test_plain_documents_without_api_headings_keep_their_body_order() -> None:
     hits = index_of(chunks).lexical("dogs", 3, None)
     assert [hit.index for hit in hits] == [1, 0]
     assert hits[0].score == 1.0
+
+
+def test_the_field_index_is_built_once_per_list_of_chunks() -> None:
+    from dataclasses import replace
+
+    chunks = [module_page("shutil", "Utility functions for files."), api("shutil.rmtree", "Delete a tree.")]
+    index = index_of(chunks)
+    built = index.fields()
+    # Vectors published while embedding progresses keep the same chunks: the fields are not rebuilt.
+    assert replace(index, model_id="local/test").fields() is built
+    # Other chunks get fields of their own.
+    other = replace(index, chunks=[*chunks, api("shutil.which", "Find a program.")])
+    assert other.fields() is not built and other.fields().chunks is other.chunks
