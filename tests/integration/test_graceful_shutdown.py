@@ -177,11 +177,13 @@ async def check_nothing_half_written(postgres_url: str, users: list[NewUser], *,
 
 
 async def refuses_connections(url: str) -> bool:
+    """Whether new requests stop being served: refused, or (a connection the kernel had already queued when
+    the listening socket closed) reset or closed before any response."""
     for _ in range(100):  # bounded: uvicorn notices the signal within a tenth of a second or so
         try:
             async with httpx.AsyncClient(timeout=2) as http:
                 await http.get(f"{url}/health")
-        except httpx.ConnectError:
+        except (httpx.ConnectError, httpx.ReadError, httpx.RemoteProtocolError):
             return True
         await asyncio.sleep(0.05)
     return False
