@@ -5,9 +5,10 @@ the local index exactly as the product does (`build_local_index`: installed dist
 library of this interpreter) into a SQLite database under `--data` (reused while its inputs are unchanged;
 embeddings are cached there too), and runs every question through the tool's own pipeline offline (rule
 query parsing, rule library choice, fused order — `build_documentation` with no language model), in the
-BM25 phase (no embedder), the hybrid phase (local MiniLM over the whole index: an hour to embed here), and/or
-the reorder phase: BM25 candidates reordered by MiniLM (`DenseReorder`), which embeds only the 30 candidates
-each question keeps, exactly the vectors that configuration uses (no subset approximation). A hit is a
+BM25 phase (no embedder), the hybrid phase (LOCAL_DENSE=fuse: local MiniLM over the whole index, fused with
+BM25: an hour to embed here), and/or the reorder phase (LOCAL_DENSE=reorder, the service's default): BM25
+candidates reordered by MiniLM (`DenseReorder`), which embeds only the 30 candidates each question keeps,
+exactly the vectors that configuration uses once the index is embedded (no subset approximation). A hit is a
 returned passage whose symbol (the last heading of its title, `httpx.AsyncClient.__init__` counting as
 `httpx.AsyncClient`) is an expected API; an expected `asyncio.gather` also matches `asyncio.tasks.gather`
 (same package, same tail).
@@ -37,7 +38,7 @@ from almanac.rag.local_index import IndexInputs, LocalIndex, build_local_index, 
 from almanac.rag.pipeline import DocRequest, DocumentationPipeline
 from almanac.rag.query import RuleQueryParser
 from almanac.rag.ranking import symbol_of
-from almanac.rag.rerank import DenseReorder, FusedOrder, Reranker
+from almanac.rag.rerank import DenseReorder, FusedOrder
 from almanac.rag.select import RuleSelector
 from almanac.rag.sources.local import LocalSource
 from almanac.storage.db import Database
@@ -102,16 +103,20 @@ async def local_index(data: Path, embeddings: bool) -> tuple[LocalIndex, Embedde
 
 
 def pipeline_for(
-    index: LocalIndex, embedder: Embedder | None, reranker: Reranker | None = None
+    index: LocalIndex, embedder: Embedder | None, *, local_dense: str = "reorder"
 ) -> DocumentationPipeline:
-    """The tool's pipeline as `build_documentation` wires it without a language model or reranker key."""
-    local = LocalSource(index=lambda: index, embedder=embedder, config=HybridConfig())
+    """The tool's pipeline as `build_documentation` wires it without a language model or reranker key: with an
+    embedder, LOCAL_DENSE=reorder (the default: lexical search, the question's embedding reorders the
+    candidates) or LOCAL_DENSE=fuse (a whole-index vector search fused with BM25)."""
+    fuse = embedder is not None and local_dense == "fuse"
+    local = LocalSource(index=lambda: index, embedder=embedder if fuse else None, config=HybridConfig())
     return DocumentationPipeline(
         source=local,
         fallback=None,
         parser=RuleQueryParser(local.names),
         selector=RuleSelector(),
-        reranker=reranker or FusedOrder(),
+        reranker=FusedOrder(),
+        local_reorder=DenseReorder(embedder) if embedder is not None and not fuse else None,
     )
 
 
@@ -175,10 +180,9 @@ async def main(argv: Sequence[str] | None = None) -> None:
     print(f"{len(questions)} questions, index of {len(index.chunks):,} chunks from {len(index.libraries)} libraries")
     for phase in phases:
         if phase == "reorder":
-            assert embedder is not None
-            pipeline = pipeline_for(index, None, DenseReorder(embedder))
+            pipeline = pipeline_for(index, embedder)
         else:
-            pipeline = pipeline_for(index, embedder if phase == "hybrid" else None)
+            pipeline = pipeline_for(index, embedder if phase == "hybrid" else None, local_dense="fuse")
         ranks = await evaluate(pipeline, questions, misses=args.misses)
         report(phase, questions, ranks, per_library=not args.no_libraries)
 

@@ -168,6 +168,12 @@ class Settings(BaseSettings):
         "gated", description="How BM25 and vector results are fused: `gated`, `zscore` or `rrf`."
     )
     rrf_k: float = Field(60.0, ge=0, description="The k of reciprocal rank fusion (FUSION=rrf).")
+    local_dense: Literal["reorder", "fuse"] = Field(
+        "reorder",
+        description="How the local index uses embeddings: `reorder` (BM25 finds the candidates, the question's "
+        "embedding reorders them; measured better on real questions) or `fuse` (the seed's way: a vector search "
+        "over the whole index fused with BM25 by FUSION).",
+    )
     doc_tool_timeout_s: float = Field(90.0, gt=0, description="Time limit of one retrieve_documentation call.")
 
     # --- turn loop and memory ------------------------------------------------------------------

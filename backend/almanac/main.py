@@ -412,6 +412,7 @@ def doc_config(settings: Settings) -> DocConfig:
         min_score=settings.rag_min_score,
         fusion=settings.fusion,
         rrf_k=settings.rrf_k,
+        local_dense=settings.local_dense,
         inputs=IndexInputs(
             docs_paths=tuple(settings.resolved_docs_paths),
             packages=settings.docs_include_packages,

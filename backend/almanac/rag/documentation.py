@@ -18,7 +18,7 @@ from almanac.rag.local_index import IndexInputs, build_local_index
 from almanac.rag.local_search import load_local_index
 from almanac.rag.pipeline import DocumentationPipeline
 from almanac.rag.query import ModelQueryParser, QueryParser, RuleQueryParser
-from almanac.rag.rerank import FusedOrder, ModelReranker, Reranker, VoyageReranker
+from almanac.rag.rerank import DenseReorder, FusedOrder, ModelReranker, Reranker, VoyageReranker
 from almanac.rag.select import LibrarySelector, ModelSelector, RuleSelector
 from almanac.rag.sources.auto import AutoSource
 from almanac.rag.sources.base import DocSource
@@ -53,6 +53,9 @@ class DocConfig:
     min_score: float | None = None
     fusion: Literal["gated", "zscore", "rrf"] = "gated"
     rrf_k: float = 60.0
+    # `reorder`: the local index is searched lexically and the question's embedding reorders the candidates;
+    # `fuse`: the seed's hybrid search, BM25 and a whole-index vector search fused (`fusion`)
+    local_dense: Literal["reorder", "fuse"] = "reorder"
     inputs: IndexInputs = field(default_factory=IndexInputs)
     auto_index: bool = True
     index_wait_s: float = 60.0  # how long a question waits for a first index still being built
@@ -133,6 +136,8 @@ class Documentation:
         runtime = getattr(getattr(self.embedder, "inner", None), "runtime_name", None)
         if runtime:
             embeddings += f" on {runtime}"
+        if self.embedder and self.config.local_dense == "reorder":
+            embeddings += " (reorders the local index's BM25 candidates; LOCAL_DENSE=fuse for whole-index fusion)"
         return f"{source}; local index: {self.state.status}", embeddings
 
     def off(self) -> list[str]:
@@ -199,7 +204,7 @@ def build_documentation(config: DocConfig, database: Database, chat_model: Model
     state = LocalIndexState()
     local = LocalSource(
         index=state.get,
-        embedder=embedder,
+        embedder=embedder if config.local_dense == "fuse" else None,
         config=config.hybrid(),
         missing=state.missing,
         wait=state.wait_loaded,
@@ -232,6 +237,7 @@ def build_documentation(config: DocConfig, database: Database, chat_model: Model
         parser=parser,
         selector=selector,
         reranker=build_reranker(config, chat_model),
+        local_reorder=DenseReorder(embedder) if embedder is not None and config.local_dense == "reorder" else None,
         top_k=config.top_k,
         candidates=config.candidates,
         min_score=config.min_score,

@@ -23,9 +23,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
 from almanac.rag.chunking import Chunk
+from almanac.rag.hybrid import index_text
 from almanac.rag.query import LIBRARY_ID, ParsedQuery, QueryParser, guess_library, topic_of
 from almanac.rag.ranking import RankingConfig, arrange
-from almanac.rag.rerank import Reranker
+from almanac.rag.rerank import DenseReorder, Reranker
 from almanac.rag.select import LibrarySelector, normalise_name
 from almanac.rag.sources.auto import AutoSource
 from almanac.rag.sources.base import DocSource, DocSourceError, LibraryInfo, LibraryNotFound, SourceUnavailable
@@ -69,6 +70,7 @@ class DocumentationPipeline:
         parser: QueryParser,
         selector: LibrarySelector,
         reranker: Reranker,
+        local_reorder: DenseReorder | None = None,
         top_k: int = 6,
         candidates: int = 30,
         min_score: float | None = None,
@@ -79,6 +81,7 @@ class DocumentationPipeline:
         self.parser = parser
         self.selector = selector
         self.reranker = reranker
+        self.local_reorder = local_reorder
         self.top_k = top_k
         self.candidates = candidates
         self.min_score = min_score
@@ -147,7 +150,15 @@ class DocumentationPipeline:
         order = arrange(query, chunks, [hit.score for hit in hits], hint=hint, config=config, limit=self.candidates)
         chunks = [chunks[c.index] for c in order]
         ordered = [c.score for c in order]
-        texts = [chunk.text for chunk in chunks]
+        texts = [index_text(chunk) for chunk in chunks]  # as indexed: the index's vectors are those of these texts
+        if self.local_reorder is not None and isinstance(source, LocalSource) and texts:
+            # LOCAL_DENSE=reorder: the question's embedding reorders the local candidates before any reranker
+            dense = await self.local_reorder.rerank(query, texts, len(texts), fused=ordered)
+            chunks, texts, ordered = (
+                [chunks[h.index] for h in dense],
+                [texts[h.index] for h in dense],
+                [h.score for h in dense],
+            )
         reranked = await self.reranker.rerank(query, texts, self.top_k, fused=ordered) if texts else []
         if self.min_score is not None:
             reranked = [hit for hit in reranked if hit.score >= self.min_score]

@@ -17,7 +17,7 @@ from almanac.rag.embeddings.cache import CachedEmbedder
 from almanac.rag.local_index import IndexInputs
 from almanac.rag.pipeline import DocRequest
 from almanac.rag.priority import LibraryPriority
-from almanac.rag.rerank import FusedOrder, ModelReranker
+from almanac.rag.rerank import DenseReorder, FusedOrder, ModelReranker
 from almanac.tools.base import ToolContext
 from almanac.tools.builtin.documentation import DocumentationTool
 
@@ -209,14 +209,18 @@ def test_fusion_settings_reach_every_hybrid_search(sqlite_url: str, build: Any) 
     from almanac.main import doc_config
     from almanac.rag.hybrid import HybridConfig
 
-    services, settings = build(sqlite_url, fusion="rrf", rrf_k=10, doc_source="context7", rag_min_score=0.5)
+    services, settings = build(
+        sqlite_url, fusion="rrf", rrf_k=10, doc_source="context7", rag_min_score=0.5, local_dense="fuse"
+    )
     config = doc_config(settings)
     assert config.hybrid() == HybridConfig(method="rrf", rrf_k=10) and config.min_score == 0.5
+    assert config.local_dense == "fuse"
     docs = services.documentation
     assert docs.local._config == HybridConfig(method="rrf", rrf_k=10)
     assert docs.source._hybrid == HybridConfig(method="rrf", rrf_k=10)  # type: ignore[attr-defined]
     default = doc_config(build(sqlite_url, doc_source="auto")[1])
     assert default.hybrid() == HybridConfig(method="gated", rrf_k=60.0) and default.source == "auto"
+    assert default.local_dense == "reorder"
 
 
 class _VendorModel:
@@ -240,3 +244,16 @@ def test_the_chat_model_reranks_only_when_asked_and_then_within_the_configured_b
     )
     assert isinstance(chosen, ModelReranker)
     assert (chosen._timeout_s, chosen._max, chosen._chars) == (3.0, 8, 300)
+
+
+def test_by_default_the_local_index_is_searched_lexically_and_the_embeddings_reorder_its_candidates(
+    sqlite_url: str, build: Any
+) -> None:
+    services, _ = build(sqlite_url)
+    reorder = build_documentation(DocConfig(embeddings="local"), services.database, OfflineModel())
+    assert reorder.embedder is not None and reorder.local._embedder is None
+    assert isinstance(reorder.pipeline.local_reorder, DenseReorder)
+    fuse = build_documentation(DocConfig(embeddings="local", local_dense="fuse"), services.database, OfflineModel())
+    assert fuse.local._embedder is fuse.embedder and fuse.pipeline.local_reorder is None
+    without = build_documentation(DocConfig(embeddings="none"), services.database, OfflineModel())
+    assert without.pipeline.local_reorder is None

@@ -4,6 +4,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
+import numpy as np
 import pytest
 
 from almanac.rag.bm25 import BM25Index
@@ -14,7 +15,7 @@ from almanac.rag.local_docs import Library
 from almanac.rag.local_search import LocalIndex
 from almanac.rag.pipeline import DocRequest, DocumentationPipeline
 from almanac.rag.query import RuleQueryParser
-from almanac.rag.rerank import FusedOrder
+from almanac.rag.rerank import DenseReorder, FusedOrder
 from almanac.rag.retriever import Hit
 from almanac.rag.select import RuleSelector
 from almanac.rag.sources.base import (
@@ -207,3 +208,85 @@ async def test_a_library_named_by_an_ordinary_word_is_a_hint_and_every_library_i
 async def test_a_library_given_explicitly_still_restricts_the_search() -> None:
     result = await _local_pipeline(_local_index()).run(DocRequest("shorten the words of a text", library="string"))
     assert result.passages and all(p.chunk.library == "/python/string" for p in result.passages)
+
+
+# --- LOCAL_DENSE=reorder: the question's embedding reorders the local candidates ---------------------------
+
+
+class ConceptEmbedder:
+    """Embeds a text on the axis of the first concept it mentions (a fake with known similarities): here the
+    `$` of a template and the word "dollar" mean the same, which no lexical search can know."""
+
+    model_id = "fake/concepts"
+    dimension = 3
+    max_tokens = 64
+    CONCEPTS = (("dollar", "$-"), ("capitalise",))
+
+    def __init__(self) -> None:
+        self.seen: list[str] = []
+
+    async def embed(self, texts: Sequence[str], *, input_type: str) -> np.ndarray:
+        if input_type == "document":
+            self.seen.extend(texts)
+        rows = np.zeros((len(texts), self.dimension), dtype=np.float32)
+        for row, text in enumerate(texts):
+            lowered = text.lower()
+            axis = next((i for i, words in enumerate(self.CONCEPTS) if any(w in lowered for w in words)), 2)
+            rows[row, axis] = 1.0
+        return rows
+
+
+def _templates_index() -> LocalIndex:
+    """Two ways to fill a string's fields, lexically alike (the shorter text ranks first), and a third passage:
+    a split-off part of a long section, whose indexed text starts with its title."""
+
+    def api(symbol: str, text: str, *, part: bool = False) -> Chunk:
+        heading = f"`{symbol}(...)`"
+        body = text if part else f"## {heading}\n\n{text}"
+        return Chunk(symbol, body, f"Module `string` > {heading}", None, "/python/string", 0, 10)
+
+    chunks = [
+        api("string.Formatter", "Fill the fields of a format string."),
+        api("string.Template", "Fill the fields of a string written with $-placeholders."),
+        api("string.capwords", "Capitalise each word of a string; fill nothing in.", part=True),
+    ]
+    libraries = {"/python/string": Library("/python/string", "string", "", "stdlib", "3.11", None)}
+    return LocalIndex(
+        libraries, chunks, BM25Index.build([index_text(c) for c in chunks]), None, None, datetime.now(UTC)
+    )
+
+
+async def test_the_local_candidates_are_reordered_by_the_question_embedding_before_the_reranker() -> None:
+    index = _templates_index()
+    local = LocalSource(index=lambda: index, embedder=None)
+    embedder = ConceptEmbedder()
+
+    def pipeline_with(reorder: DenseReorder | None, reranker: object) -> DocumentationPipeline:
+        return DocumentationPipeline(
+            source=local,
+            fallback=None,
+            parser=RuleQueryParser(local.names),
+            selector=RuleSelector(),
+            reranker=reranker,  # type: ignore[arg-type]
+            local_reorder=reorder,
+        )
+
+    request = DocRequest("fill the fields of a string with dollar signs", library="string")
+    before = [p.chunk.id for p in (await pipeline_with(None, FusedOrder()).run(request)).passages]
+    after = [p.chunk.id for p in (await pipeline_with(DenseReorder(embedder), FusedOrder()).run(request)).passages]  # type: ignore[arg-type]
+    assert before[0] == "string.Formatter" and after[0] == "string.Template"
+    assert sorted(after) == sorted(before)  # reordered, never added or dropped
+    # The texts embedded are the indexed texts, whose vectors the index keeps (and so the cache holds).
+    assert sorted(embedder.seen) == sorted(index_text(c) for c in index.chunks if c.id in before)
+    assert any(text.startswith("Module `string` > `string.capwords(...)`\nCapitalise") for text in embedder.seen)
+    # A reranker sees the reordered candidates: one that keeps the order it is given keeps Template first.
+    kept = await pipeline_with(DenseReorder(ConceptEmbedder()), ScoringReranker([1.0, 0.5, 0.1])).run(request)  # type: ignore[arg-type]
+    assert kept.passages[0].chunk.id == "string.Template"
+
+
+async def test_other_sources_are_not_reordered() -> None:
+    embedder = ConceptEmbedder()
+    result = await pipeline(FakeSource(), local_reorder=DenseReorder(embedder)).run(  # type: ignore[arg-type]
+        DocRequest("fastapi dependencies")
+    )
+    assert result.passages and embedder.seen == []
