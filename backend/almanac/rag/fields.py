@@ -18,10 +18,18 @@ query (0–1):
 
 The combined score is `body + lead_weight × lead + module_weight × module` (`FieldWeights`). Chunks from
 sources without `Module` headings (README files, DOCS_PATHS folders) have no module field.
+
+**Named APIs** (`FieldIndex.named`): the chunks whose API name the question spells out — every part of
+its last name is a word of the question (`threading.Thread` for "start a thread…", `logging.exception`
+for "log an exception…", `packaging.version.Version` for "compare two version strings"), or the name
+is two consecutive words of it run together (`extractall` for "extract all members") — so that the exact
+symbol is among the candidates even when the rest of its text shares few of the question's words among
+60,000 chunks. The search adds the best of them, by the combined score, to the lexical candidates.
 """
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -29,9 +37,12 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from almanac.rag.bm25 import BM25Index
+from almanac.rag.bm25 import BM25Index, tokenize
 from almanac.rag.chunking import Chunk
 from almanac.rag.ranking import symbol_of
+
+_NAME_PART = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
+_RAW_WORD = re.compile(r"[a-z0-9]+")
 
 _MODULE = re.compile(r"^#*\s*Module `([\w.]+)`")
 
@@ -66,6 +77,20 @@ def name_text(chunk: Chunk) -> str:
     return " ".join(kept)
 
 
+def api_name(chunk: Chunk) -> str:
+    """The last part of the API name a chunk documents (`Thread` for `threading.Thread`, `start` for its
+    method); empty for a module page or a chunk without a symbol."""
+    if " > " not in chunk.title and _MODULE.match(chunk.title):
+        return ""
+    return symbol_of(chunk).rsplit(".", 1)[-1]
+
+
+def name_stems(name: str) -> frozenset[str]:
+    """The stemmed words of a name's parts (`basicConfig` → basic, config), as the question's terms are
+    stemmed; stopword parts (`as`, `all`) drop out."""
+    return frozenset(stem for part in _NAME_PART.findall(name) for stem in tokenize(part)[:1])
+
+
 def lead(chunk: Chunk) -> str:
     """The first paragraph of a chunk's text after its heading: a docstring's summary line(s), which say
     what the API or module does in the words a question uses."""
@@ -96,9 +121,38 @@ class FieldIndex:
                 summaries[module] = lead(chunk)
         self._owner = owner
         self._leads = BM25Index.build(leads) if any(leads) else None  # plain documents have no lead
+        self._index_names(chunks)
         self._modules = BM25Index.build(
             [f"{module.replace('.', ' ')} {summaries.get(module, '')}" for module in modules]
         )
+
+    def _index_names(self, chunks: Sequence[Chunk]) -> None:
+        by_stem: dict[str, list[int]] = {}
+        by_name: dict[str, list[int]] = {}
+        self._name_parts = np.zeros(len(chunks), dtype=np.int64)
+        for row, chunk in enumerate(chunks):
+            name = api_name(chunk)
+            if not name or name.startswith("_"):
+                continue
+            stems = name_stems(name)
+            self._name_parts[row] = len(stems)
+            for stem in stems:
+                by_stem.setdefault(stem, []).append(row)
+            by_name.setdefault(name.lower(), []).append(row)
+        self._by_stem = {stem: np.array(rows, dtype=np.int64) for stem, rows in by_stem.items()}
+        self._by_name = {name: np.array(rows, dtype=np.int64) for name, rows in by_name.items()}
+
+    def named(self, query: str) -> npt.NDArray[np.int64]:
+        """The rows whose API name the question spells out (see the module docstring), ascending."""
+        found = [self._by_stem[term] for term in set(tokenize(query)) if term in self._by_stem]
+        rows = np.zeros(0, dtype=np.int64)
+        if found:
+            counts = np.bincount(np.concatenate(found), minlength=len(self._name_parts))
+            rows = np.flatnonzero((counts > 0) & (counts == self._name_parts))
+        words = _RAW_WORD.findall(query.lower())
+        joined = {a + b for a, b in itertools.pairwise(words)}
+        whole = [self._by_name[word] for word in joined if word in self._by_name]
+        return np.unique(np.concatenate([rows, *whole])) if whole else rows
 
     def scores(self, query: str, body: npt.NDArray[np.floating], weights: FieldWeights) -> npt.NDArray[np.float32]:
         """The combined score of every chunk for `query`, given the body's BM25 scores (see the module

@@ -30,6 +30,8 @@ from almanac.storage.db import Database
 
 log = logging.getLogger(__name__)
 
+NAMED_CANDIDATES = 30  # chunks whose API name the question spells out, added to the lexical candidates
+
 
 @dataclass
 class LocalIndex:
@@ -70,8 +72,21 @@ class LocalIndex:
     def lexical(self, query: str, k: int, library: str | None) -> list[Hit]:
         """Field-weighted BM25 hits (`fields.py`: the chunk's text, its API name and summary, its module's summary),
         restricted to one library's rows when `library` is given."""
-        scores = self.fields().scores(query, self.bm25.scores(query), self.weights)
-        return _restricted(scores, self._rows(library), k, positive_only=True)
+        return self.lexical_and_named(query, k, library, named=0)[0]
+
+    def lexical_and_named(self, query: str, k: int, library: str | None, *, named: int) -> tuple[list[Hit], list[Hit]]:
+        """The `lexical` hits, and the best `named` of the chunks (of `library`, if given) whose API name the
+        question spells out (`FieldIndex.named`), by the same score."""
+        fields = self.fields()
+        scores = fields.scores(query, self.bm25.scores(query), self.weights)
+        rows = self._rows(library)
+        hits = _restricted(scores, rows, k, positive_only=True)
+        if not named:
+            return hits, []
+        spelled = fields.named(query)
+        if rows is not None:
+            spelled = np.intersect1d(spelled, rows, assume_unique=True)
+        return hits, _restricted(scores, spelled, named, positive_only=True) if len(spelled) else []
 
     def dense(self, vector: np.ndarray, k: int, library: str | None) -> list[Hit]:
         """Cosine hits, restricted to one library's rows; empty unless `has_vectors(library)`."""
@@ -105,7 +120,9 @@ async def search_local(
 ) -> list[Hit]:
     """BM25 and vector search over the index (or one library of it), run concurrently and fused; BM25
     alone where the vectors are not ready (or belong to another model)."""
-    lexical = asyncio.create_task(asyncio.to_thread(index.lexical, query, config.candidates, library))
+    lexical = asyncio.create_task(
+        asyncio.to_thread(index.lexical_and_named, query, config.candidates, library, named=NAMED_CANDIDATES)
+    )
     dense: list[Hit] = []
     if embedder is not None and index.has_vectors(library) and embedder.model_id == index.model_id:
         try:
@@ -113,7 +130,12 @@ async def search_local(
             dense = await asyncio.to_thread(index.dense, vector, config.candidates, library)
         except EmbeddingError:
             log.warning("query embedding failed; BM25 only", exc_info=True)
-    return fuse(await lexical, dense, config, limit=k)
+    ranked, named = await lexical
+    hits = fuse(ranked, dense, config, limit=k)
+    # The chunks that the question names follow (scored lexically when nothing was fused, else last).
+    kept = {hit.index for hit in hits}
+    floor = min((hit.score for hit in hits), default=0.0)
+    return hits + [Hit(h.index, h.score if not dense else floor) for h in named if h.index not in kept]
 
 
 async def load_local_index(database: Database) -> LocalIndex | None:

@@ -7,8 +7,9 @@ from datetime import UTC, datetime
 from almanac.rag.bm25 import BM25Index
 from almanac.rag.chunking import Chunk
 from almanac.rag.fields import FieldIndex, FieldWeights, lead, module_of, name_text
+from almanac.rag.hybrid import HybridConfig
 from almanac.rag.local_docs import Library
-from almanac.rag.local_search import LocalIndex
+from almanac.rag.local_search import LocalIndex, search_local
 
 LIBRARY = "/python/stdlib"
 NOTHING = FieldWeights(lead=0.0, module=0.0)
@@ -104,3 +105,62 @@ def test_the_field_index_is_built_once_per_list_of_chunks() -> None:
     # Other chunks get fields of their own.
     other = replace(index, chunks=[*chunks, api("shutil.which", "Find a program.")])
     assert other.fields() is not built and other.fields().chunks is other.chunks
+
+
+# --- named APIs: a chunk whose API name the question spells out is a candidate, however far its text ---
+
+
+def test_the_apis_a_question_spells_out_are_found_by_name() -> None:
+    chunks = [
+        module_page("threading", "Thread-based parallelism."),
+        api("threading.Thread", "A class that represents a thread of control."),
+        api("threading.Thread.start", "Start the thread's activity.", owner="Thread"),
+        api("tarfile.TarFile.extractall", "Extract all members from the archive.", owner="TarFile"),
+        api("logging.basicConfig", "Do basic configuration for the logging system."),
+        api("shutil._rmtree_unsafe", "A private helper."),
+        api("queue.Queue", "Create a queue object."),
+    ]
+    fields = FieldIndex(chunks)
+    symbols = lambda query: [chunks[row].id for row in fields.named(query)]  # noqa: E731
+    # every part of the name is a word of the question (stemmed as BM25 stems: "starting" → start)
+    assert symbols("starting a thread") == ["threading.Thread", "threading.Thread.start"]
+    assert symbols("basic config of the logger") == ["logging.basicConfig"]
+    assert symbols("basic logging") == []  # one part of two is not the name
+    # two consecutive words run together spell a name written as one word
+    assert symbols("extract all members of a tar archive") == ["tarfile.TarFile.extractall"]
+    # module pages and private helpers are not APIs to name
+    assert "threading" not in symbols("threading") and symbols("rmtree unsafe") == []
+
+
+def test_named_apis_join_the_lexical_candidates_even_when_their_text_ranks_far_below() -> None:
+    filler = [
+        api(
+            f"pool.Worker.run{n}",
+            "Run the worker in a thread of the pool; thread safety, thread names.",
+            owner="Worker",
+        )
+        for n in range(40)
+    ]
+    chunks = [*filler, api("threading.Thread", "A class that represents a separate flow of control.")]
+    index = index_of(chunks)
+    top, named = index.lexical_and_named("start a thread that runs a function", 10, None, named=5)
+    assert len(chunks) - 1 not in {hit.index for hit in top}  # ten thread-heavy passages outscore it
+    assert [hit.index for hit in named] == [len(chunks) - 1]
+    # restricted to a library, only that library's named APIs
+    assert index.lexical_and_named("start a thread", 10, "/other/library", named=5) == ([], [])
+
+
+async def test_the_local_search_returns_the_named_apis_after_its_lexical_hits() -> None:
+    filler = [
+        api(
+            f"pool.Worker.run{n}",
+            "Run the worker in a thread of the pool; thread safety, thread names.",
+            owner="Worker",
+        )
+        for n in range(40)
+    ]
+    chunks = [*filler, api("threading.Thread", "A class that represents a separate flow of control.")]
+    hits = await search_local(
+        index_of(chunks), None, "start a thread that runs a function", library=None, config=HybridConfig(), k=10
+    )
+    assert len(hits) == 11 and hits[-1].index == len(chunks) - 1
