@@ -25,7 +25,7 @@ from dataclasses import dataclass, field, replace
 from almanac.rag.chunking import Chunk
 from almanac.rag.hybrid import index_text
 from almanac.rag.query import LIBRARY_ID, ParsedQuery, QueryParser, guess_library, topic_of
-from almanac.rag.ranking import RankingConfig, arrange
+from almanac.rag.ranking import RankingConfig, arrange, diversify
 from almanac.rag.rerank import DenseReorder, Reranker
 from almanac.rag.select import LibrarySelector, normalise_name
 from almanac.rag.sources.auto import AutoSource
@@ -153,12 +153,13 @@ class DocumentationPipeline:
         texts = [index_text(chunk) for chunk in chunks]  # as indexed: the index's vectors are those of these texts
         if self.local_reorder is not None and isinstance(source, LocalSource) and texts:
             # LOCAL_DENSE=reorder: the question's embedding reorders the local candidates before any reranker
+            # (then no near-copies again: the reordered scores know nothing of the diversity step's choices)
             dense = await self.local_reorder.rerank(query, texts, len(texts), fused=ordered)
-            chunks, texts, ordered = (
-                [chunks[h.index] for h in dense],
-                [texts[h.index] for h in dense],
-                [h.score for h in dense],
+            blended = diversify(
+                [chunks[h.index] for h in dense], [h.score for h in dense], config.diversity, len(dense)
             )
+            picked = [dense[c.index].index for c in blended]
+            chunks, texts, ordered = [chunks[i] for i in picked], [texts[i] for i in picked], [c.score for c in blended]
         reranked = await self.reranker.rerank(query, texts, self.top_k, fused=ordered) if texts else []
         if self.min_score is not None:
             reranked = [hit for hit in reranked if hit.score >= self.min_score]

@@ -129,14 +129,16 @@ def arrange(
         if several and chunk.library:
             value += prior(chunk.library, config)
         adjusted.append(value)
-    return _diverse(chunks, adjusted, config.diversity, len(chunks) if limit is None else limit)
+    return diversify(chunks, adjusted, config.diversity, len(chunks) if limit is None else limit)
 
 
-def _diverse(chunks: Sequence[Chunk], scores: Sequence[float], weight: float, limit: int) -> list[Candidate]:
-    """Greedy selection by score less `weight` × the overlap with the most similar chosen passage;
-    exact repeats of a chosen passage's text are dropped."""
+def diversify(chunks: Sequence[Chunk], scores: Sequence[float], weight: float, limit: int) -> list[Candidate]:
+    """Greedy selection by score less `weight` × the overlap with the most similar chosen passage (another
+    piece of the same API's documentation overlaps fully); exact repeats of a chosen passage's text are
+    dropped."""
     remaining = sorted(range(len(chunks)), key=lambda i: -scores[i])[: 2 * limit]  # stable: fused order on ties
     words = {i: frozenset(_WORD.findall(chunks[i].text.lower())) for i in remaining}
+    symbols = {i: symbol_of(chunks[i]) for i in remaining}
     seen_texts: set[str] = set()
     chosen: list[Candidate] = []
     overlap = dict.fromkeys(remaining, 0.0)
@@ -149,7 +151,8 @@ def _diverse(chunks: Sequence[Chunk], scores: Sequence[float], weight: float, li
         seen_texts.add(text)
         chosen.append(Candidate(pick, scores[pick]))
         for i in remaining:
-            overlap[i] = max(overlap[i], _jaccard(words[i], words[pick]))
+            same_api = bool(symbols[pick]) and symbols[i] == symbols[pick]  # another piece of the same API's docs
+            overlap[i] = max(overlap[i], 1.0 if same_api else _jaccard(words[i], words[pick]))
     return chosen
 
 

@@ -290,3 +290,33 @@ async def test_other_sources_are_not_reordered() -> None:
         DocRequest("fastapi dependencies")
     )
     assert result.passages and embedder.seen == []
+
+
+async def test_after_the_reorder_more_pieces_of_one_api_still_give_way_to_other_apis() -> None:
+    def api(symbol: str, text: str, piece: int = 0) -> Chunk:
+        heading = f"`{symbol}(...)`"
+        title = f"Module `string` > {heading}"
+        return Chunk(f"{symbol}:{piece}", f"## {heading}\n\n{text}", title, None, "/python/string", piece, 10)
+
+    chunks = [
+        api("string.Template", "Fill the fields of a string written with $-placeholders."),
+        api("string.Template", "Fill the fields of a string: each $-placeholder names a field.", piece=1),
+        api("string.Formatter", "Fields of format strings are filled from arguments."),
+        api("string.capwords", "Capitalise each word; fill nothing in."),
+    ]
+    libraries = {"/python/string": Library("/python/string", "string", "", "stdlib", "3.11", None)}
+    index = LocalIndex(
+        libraries, chunks, BM25Index.build([index_text(c) for c in chunks]), None, None, datetime.now(UTC)
+    )
+    local = LocalSource(index=lambda: index, embedder=None)
+    reordered = DocumentationPipeline(
+        source=local,
+        fallback=None,
+        parser=RuleQueryParser(local.names),
+        selector=RuleSelector(),
+        reranker=FusedOrder(),
+        local_reorder=DenseReorder(ConceptEmbedder()),  # type: ignore[arg-type]
+    )
+    result = await reordered.run(DocRequest("fill the fields of a string with dollar signs", library="string"))
+    # the embedding lifts both pieces of Template; the second still comes after another API
+    assert [p.chunk.id for p in result.passages][:3] == ["string.Template:1", "string.Formatter:0", "string.Template:0"]

@@ -70,6 +70,23 @@ def test_near_copies_give_way_to_a_different_passage() -> None:
     assert "net.Client" in ranked
 
 
+def test_more_pieces_of_one_apis_documentation_give_way_to_other_apis() -> None:
+    # A long docstring split into parts: the parts share few words, yet all document the same API.
+    pieces = [
+        api("toolkit.serializer", text)
+        for text in (
+            "Serialize a model to a dict with the chosen mode.",
+            "Wrapping: the function receives a handler to call.",
+            "Return types are inferred from annotations.",
+            "When used on a field, applies to that field only.",
+            "The info argument carries context.",
+        )
+    ]
+    to_dict = api("toolkit.Model.to_dict", "Return the model's fields.", owner="Model")
+    ranked = order("serialize a model to a dict", [*pieces, to_dict], [9, 9, 9, 9, 9, 6], limit=3)
+    assert ranked[:2] == ["toolkit.serializer", "toolkit.Model.to_dict"]
+
+
 def test_exact_repeats_of_a_passage_are_dropped() -> None:
     one = api("toolkit.flatten", "Return one list.")
     again = Chunk("other", one.text, one.title, None, one.library, 1, 10)
