@@ -231,13 +231,17 @@ def build_documentation(config: DocConfig, database: Database, chat_model: Model
     if real_model:
         parser = ModelQueryParser(chat_model, RuleQueryParser(local.names))
         selector = ModelSelector(chat_model)
+    reranker = build_reranker(config, chat_model)
+    # Voyage's reranker scores every candidate whatever their order: reordering them first would only cost tokens.
+    reorders = embedder is not None and config.local_dense == "reorder" and not isinstance(reranker, VoyageReranker)
+    local_reorder = DenseReorder(embedder) if reorders and embedder is not None else None
     pipeline = DocumentationPipeline(
         source=source,
         fallback=local if source is not local else None,
         parser=parser,
         selector=selector,
-        reranker=build_reranker(config, chat_model),
-        local_reorder=DenseReorder(embedder) if embedder is not None and config.local_dense == "reorder" else None,
+        reranker=reranker,
+        local_reorder=local_reorder,
         top_k=config.top_k,
         candidates=config.candidates,
         min_score=config.min_score,

@@ -257,3 +257,6 @@ def test_by_default_the_local_index_is_searched_lexically_and_the_embeddings_reo
     assert fuse.local._embedder is fuse.embedder and fuse.pipeline.local_reorder is None
     without = build_documentation(DocConfig(embeddings="none"), services.database, OfflineModel())
     assert without.pipeline.local_reorder is None
+    # Voyage's reranker scores all the candidates, whatever their order: no reorder to pay for first
+    voyage = build_documentation(DocConfig(voyage_api_key="pa-test"), services.database, OfflineModel())
+    assert voyage.embedder is not None and voyage.pipeline.local_reorder is None
