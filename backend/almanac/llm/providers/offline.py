@@ -62,20 +62,9 @@ _DOC_QUESTION = re.compile(
 )
 
 
-# A request phrased loosely ("set default headers on an httpx AsyncClient", "python json save file") is still a
-# documentation question when it speaks of code: a programming word, or a name written as code (CamelCase with
-# an inner capital, snake_case, `backticks`, a call).
-_CODE_TALK = re.compile(
-    r"\b(python|javascript|typescript|library|module|package|function|method|class|api|regexp?|regular expression|"
-    r"coroutine|decorator|exception)\b|\b[a-z]+[A-Z]\w*|\b[A-Z][a-z0-9]+[A-Z]\w*|\b[A-Za-z]+_\w+|`[^`]+`|\b\w+\(\)",
-)
-
-
 def documentation_rule(situation: Situation) -> list[PlannedCall]:
-    """A documentation question (or a request that speaks of code) → `retrieve_documentation` with it."""
-    if "retrieve_documentation" not in situation.tool_names:
-        return []
-    if not (_DOC_QUESTION.search(situation.query) or _CODE_TALK.search(situation.query)):
+    """A documentation question → `retrieve_documentation` with the question."""
+    if "retrieve_documentation" not in situation.tool_names or not _DOC_QUESTION.search(situation.query):
         return []
     return [PlannedCall("retrieve_documentation", {"query": situation.query})]
 
