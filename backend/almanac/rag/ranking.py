@@ -91,9 +91,18 @@ def prior(library: str, config: RankingConfig = RankingConfig()) -> float:
     return config.stdlib_bonus if library.startswith("/python/") else 0.0
 
 
+# Namespaces inside a package that its users do not import from: a kept copy of an old major version
+# (`pydantic.v1`), compatibility shims, vendored copies, type-checker plugins, the package's own tests.
+_ASIDE = frozenset({"v1", "compat", "vendor", "vendored", "mypy", "tests", "conftest", "legacy"})
+
+
 def is_private(symbol: str) -> bool:
-    """Whether a dotted name has a private part (`_name`, not a dunder such as `__call__`)."""
-    return any(part.startswith("_") and not part.endswith("__") for part in symbol.split("."))
+    """Whether a dotted name has a private part (`_name`, not a dunder such as `__call__`) or lies in a
+    namespace set aside from the package's API (`pydantic.v1.…`, `….compat.…`, `….mypy.…`)."""
+    parts = symbol.split(".")
+    return any(part.startswith("_") and not part.endswith("__") for part in parts) or any(
+        part in _ASIDE for part in parts[1:-1]
+    )
 
 
 def arrange(

@@ -58,6 +58,16 @@ def test_public_apis_come_before_private_helpers_of_the_same_module() -> None:
     assert is_private("a._b.c") and is_private("a._B.c") and not is_private("a.B.__call__")
 
 
+def test_a_kept_old_version_or_a_plugin_namespace_comes_after_the_current_api() -> None:
+    legacy = api("toolkit.v1.main.validate_model", "Validate data against a model.")
+    plugin = api("toolkit.mypy.ModelField.validate", "Validate a model field.", owner="ModelField")
+    current = api("toolkit.main.Model.model_validate", "Validate data into a model.", owner="Model")
+    ranked = order("validate a dict into a model", [legacy, plugin, current], [10.0, 10.0, 9.0])
+    assert ranked[0] == "toolkit.main.Model.model_validate"
+    assert is_private("pydantic.v1.fields.ModelField") and is_private("six.compat.text_type")
+    assert not is_private("compat.text") and not is_private("api.v1")  # a package or an API so named is its own
+
+
 def test_near_copies_give_way_to_a_different_passage() -> None:
     # Six method signatures that differ in one word outscore the constructor that documents the headers.
     params = "params headers cookies auth follow_redirects timeout extensions url self send request response"
