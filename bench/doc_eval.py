@@ -5,16 +5,17 @@ the local index exactly as the product does (`build_local_index`: installed dist
 library of this interpreter) into a SQLite database under `--data` (reused while its inputs are unchanged;
 embeddings are cached there too), and runs every question through the tool's own pipeline offline (rule
 query parsing, rule library choice, fused order — `build_documentation` with no language model), in the
-BM25 phase (no embedder), the hybrid phase (LOCAL_DENSE=fuse: local MiniLM over the whole index, fused with
-BM25: an hour to embed here), and/or the reorder phase (LOCAL_DENSE=reorder, the service's default): BM25
-candidates reordered by MiniLM (`DenseReorder`), which embeds only the 30 candidates each question keeps,
-exactly the vectors that configuration uses once the index is embedded (no subset approximation). A hit is a
+BM25 phase (no embedder); the reorder phase (LOCAL_DENSE=reorder, and the default's answers until the index's
+vectors are complete): BM25 candidates reordered by MiniLM (`DenseReorder`), which embeds only the 30
+candidates each question keeps; the fuse phase (LOCAL_DENSE=fuse: MiniLM over the whole index fused with BM25,
+the seed's way); the hybrid phase (LOCAL_DENSE=both, the default, once the index is embedded: fused, then
+reordered). The last two embed the whole index first (about 8 minutes on 2 idle cores, kept in `--data`). A hit is a
 returned passage whose symbol (the last heading of its title, `httpx.AsyncClient.__init__` counting as
 `httpx.AsyncClient`) is an expected API; an expected `asyncio.gather` also matches `asyncio.tasks.gather`
 (same package, same tail).
 Prints hits@6, hits@1 and MRR overall, per split and per library.
 
-    python bench/doc_eval.py [--phase bm25|hybrid|both|reorder] [--split dev|heldout|all] [--misses] [--only WORD]
+    python bench/doc_eval.py [--phase bm25|reorder|fuse|hybrid|all] [--split dev|heldout|all] [--misses] [--only WORD]
 """
 
 from __future__ import annotations
@@ -102,22 +103,25 @@ async def local_index(data: Path, embeddings: bool) -> tuple[LocalIndex, Embedde
     return current, embedder
 
 
-def pipeline_for(
-    index: LocalIndex, embedder: Embedder | None, *, local_dense: str = "reorder"
-) -> DocumentationPipeline:
-    """The tool's pipeline as `build_documentation` wires it without a language model or reranker key: with an
-    embedder, LOCAL_DENSE=reorder (the default: lexical search, the question's embedding reorders the
-    candidates) or LOCAL_DENSE=fuse (a whole-index vector search fused with BM25)."""
-    fuse = embedder is not None and local_dense == "fuse"
-    local = LocalSource(index=lambda: index, embedder=embedder if fuse else None, config=HybridConfig())
+def pipeline_for(index: LocalIndex, embedder: Embedder | None, *, local_dense: str = "both") -> DocumentationPipeline:
+    """The tool's pipeline as `build_documentation` wires it without a language model or reranker key, for a
+    LOCAL_DENSE mode: `both` (the default: hybrid search where the index has vectors, then the question's
+    embedding reorders the candidates), `reorder` (lexical search, then the reorder) or `fuse` (hybrid search
+    alone); no embedder, BM25 alone."""
+    searches_dense = embedder is not None and local_dense in ("both", "fuse")
+    local = LocalSource(index=lambda: index, embedder=embedder if searches_dense else None, config=HybridConfig())
     return DocumentationPipeline(
         source=local,
         fallback=None,
         parser=RuleQueryParser(local.names),
         selector=RuleSelector(),
         reranker=FusedOrder(),
-        local_reorder=DenseReorder(embedder) if embedder is not None and not fuse else None,
+        local_reorder=DenseReorder(embedder) if embedder is not None and local_dense != "fuse" else None,
     )
+
+
+# phase → (LOCAL_DENSE mode, whether the whole index must be embedded first)
+PHASES = {"bm25": (None, False), "reorder": ("reorder", False), "fuse": ("fuse", True), "hybrid": ("both", True)}
 
 
 async def evaluate(pipeline: DocumentationPipeline, questions: Sequence[Question], *, misses: bool) -> list[int | None]:
@@ -162,7 +166,7 @@ def report(phase: str, questions: Sequence[Question], ranks: Sequence[int | None
 
 async def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--phase", default="bm25", choices=["bm25", "hybrid", "both", "reorder"])
+    parser.add_argument("--phase", default="bm25", choices=[*PHASES, "all"])
     parser.add_argument("--split", default="all", choices=["dev", "heldout", "all"])
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA, help="where the index database is kept")
     parser.add_argument("--misses", action="store_true", help="print every question not answered first")
@@ -172,17 +176,15 @@ async def main(argv: Sequence[str] | None = None) -> None:
     questions = [q for q in load_questions() if args.split == "all" or q.split == args.split]
     if args.only:
         questions = [q for q in questions if args.only.lower() in q.question.lower()]
-    phases = ["bm25", "hybrid"] if args.phase == "both" else [args.phase]
-    index, embedder = await local_index(args.data, embeddings="hybrid" in phases)
-    if "reorder" in phases:  # the vectors of the candidates only: each question embeds its own 30
+    phases = list(PHASES) if args.phase == "all" else [args.phase]
+    index, embedder = await local_index(args.data, embeddings=any(PHASES[phase][1] for phase in phases))
+    if embedder is None and "reorder" in phases:  # the vectors of the candidates only: each question embeds its own 30
         url = f"sqlite+aiosqlite:///{args.data / 'index.db'}"
         embedder = CachedEmbedder(MiniLMEmbedder(), Database(url))
     print(f"{len(questions)} questions, index of {len(index.chunks):,} chunks from {len(index.libraries)} libraries")
     for phase in phases:
-        if phase == "reorder":
-            pipeline = pipeline_for(index, embedder)
-        else:
-            pipeline = pipeline_for(index, embedder if phase == "hybrid" else None, local_dense="fuse")
+        mode, _ = PHASES[phase]
+        pipeline = pipeline_for(index, embedder if mode else None, local_dense=mode or "fuse")
         ranks = await evaluate(pipeline, questions, misses=args.misses)
         report(phase, questions, ranks, per_library=not args.no_libraries)
 

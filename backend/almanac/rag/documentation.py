@@ -53,9 +53,10 @@ class DocConfig:
     min_score: float | None = None
     fusion: Literal["gated", "zscore", "rrf"] = "gated"
     rrf_k: float = 60.0
-    # `reorder`: the local index is searched lexically and the question's embedding reorders the candidates;
-    # `fuse`: the seed's hybrid search, BM25 and a whole-index vector search fused (`fusion`)
-    local_dense: Literal["reorder", "fuse"] = "reorder"
+    # `both`: the seed's hybrid search (BM25 and a whole-index vector search fused by `fusion`) where the vectors
+    # are ready, then the question's embedding reorders the candidates; `reorder`: lexical search, then the
+    # reorder; `fuse`: the hybrid search alone
+    local_dense: Literal["both", "reorder", "fuse"] = "both"
     inputs: IndexInputs = field(default_factory=IndexInputs)
     auto_index: bool = True
     index_wait_s: float = 60.0  # how long a question waits for a first index still being built
@@ -136,8 +137,8 @@ class Documentation:
         runtime = getattr(getattr(self.embedder, "inner", None), "runtime_name", None)
         if runtime:
             embeddings += f" on {runtime}"
-        if self.embedder and self.config.local_dense == "reorder":
-            embeddings += " (reorders the local index's BM25 candidates; LOCAL_DENSE=fuse for whole-index fusion)"
+        if self.embedder and self.config.local_dense != "fuse":
+            embeddings += f" (LOCAL_DENSE={self.config.local_dense}: the embeddings reorder the local candidates)"
         return f"{source}; local index: {self.state.status}", embeddings
 
     def off(self) -> list[str]:
@@ -204,7 +205,7 @@ def build_documentation(config: DocConfig, database: Database, chat_model: Model
     state = LocalIndexState()
     local = LocalSource(
         index=state.get,
-        embedder=embedder if config.local_dense == "fuse" else None,
+        embedder=embedder if config.local_dense in ("both", "fuse") else None,
         config=config.hybrid(),
         missing=state.missing,
         wait=state.wait_loaded,
@@ -233,7 +234,7 @@ def build_documentation(config: DocConfig, database: Database, chat_model: Model
         selector = ModelSelector(chat_model)
     reranker = build_reranker(config, chat_model)
     # Voyage's reranker scores every candidate whatever their order: reordering them first would only cost tokens.
-    reorders = embedder is not None and config.local_dense == "reorder" and not isinstance(reranker, VoyageReranker)
+    reorders = embedder is not None and config.local_dense != "fuse" and not isinstance(reranker, VoyageReranker)
     local_reorder = DenseReorder(embedder) if reorders and embedder is not None else None
     pipeline = DocumentationPipeline(
         source=source,
