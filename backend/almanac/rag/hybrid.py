@@ -106,14 +106,15 @@ class HybridSearcher:
         self._embedder = embedder if usable else None
         self._config = config
 
-    async def search(self, query: str, k: int | None = None) -> list[Hit]:
-        """The best ``k`` (default ``config.limit``) chunks for ``query``, best first."""
+    async def search(self, query: str, k: int | None = None, *, question: str | None = None) -> list[Hit]:
+        """The best ``k`` (default ``config.limit``) chunks for ``query``, best first; the dense side embeds
+        ``question`` when given (the request as written), else ``query``."""
         depth = self._config.candidates
         lexical_task = asyncio.create_task(asyncio.to_thread(self._index.bm25.search, query, depth))
         dense: list[Hit] = []
         if self._embedder is not None and self._index.vectors is not None:
             try:
-                vector = (await self._embedder.embed([query], input_type="query"))[0]
+                vector = (await self._embedder.embed([question or query], input_type="query"))[0]
                 dense = await asyncio.to_thread(self._index.vectors.search, vector, depth)
             except EmbeddingError:  # a failing embedder must not fail the tool: BM25 still answers
                 logger.warning("query embedding failed; BM25 only", exc_info=True)

@@ -116,17 +116,25 @@ def _restricted(scores: np.ndarray, rows: np.ndarray | None, k: int, *, positive
 
 
 async def search_local(
-    index: LocalIndex, embedder: Embedder | None, query: str, *, library: str | None, config: HybridConfig, k: int
+    index: LocalIndex,
+    embedder: Embedder | None,
+    query: str,
+    *,
+    library: str | None,
+    config: HybridConfig,
+    k: int,
+    question: str | None = None,
 ) -> list[Hit]:
     """BM25 and vector search over the index (or one library of it), run concurrently and fused; BM25
-    alone where the vectors are not ready (or belong to another model)."""
+    alone where the vectors are not ready (or belong to another model). BM25 searches the words `query`; the
+    vector search embeds `question` (the request as written) when given, else `query`."""
     lexical = asyncio.create_task(
         asyncio.to_thread(index.lexical_and_named, query, config.candidates, library, named=NAMED_CANDIDATES)
     )
     dense: list[Hit] = []
     if embedder is not None and index.has_vectors(library) and embedder.model_id == index.model_id:
         try:
-            vector = (await embedder.embed([query], input_type="query"))[0]
+            vector = (await embedder.embed([question or query], input_type="query"))[0]
             dense = await asyncio.to_thread(index.dense, vector, config.candidates, library)
         except EmbeddingError:
             log.warning("query embedding failed; BM25 only", exc_info=True)

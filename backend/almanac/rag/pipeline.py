@@ -144,7 +144,7 @@ class DocumentationPipeline:
                 topic = topic_of(query, None)
         if searched.library.id == EVERYTHING:
             pool = self.candidates * WIDE_POOL  # libraries compete: rank a deeper pool
-        hits = await searched.search(topic or query, pool)
+        hits = await searched.search(topic or query, pool, question=query)  # the words, and the sentence to embed
         chunks = [searched.chunks[hit.index] for hit in hits]
         config = self.ranking if weight == 1.0 else _scaled(self.ranking, weight)
         order = arrange(query, chunks, [hit.score for hit in hits], hint=hint, config=config, limit=self.candidates)

@@ -66,6 +66,22 @@ async def test_search_fuses_both_retrievers_and_embeds_the_query_once() -> None:
     assert [h.index for h in hits][:1] == [0] and len(hits) <= 2
 
 
+async def test_the_dense_side_embeds_the_question_as_written_when_given() -> None:
+    embedder = HashingEmbedder()
+    index = await HybridIndex.build(TEXTS, embedder)
+    seen: list[str] = []
+    original = embedder.embed
+
+    async def recording(texts: Sequence[str], *, input_type: str) -> np.ndarray:
+        seen.extend(texts)
+        return await original(texts, input_type=input_type)
+
+    embedder.embed = recording  # type: ignore[method-assign]
+    question = "How do retries work with the transport?"
+    assert await HybridSearcher(index, embedder).search("retries transport", 2, question=question)
+    assert seen == [question]
+
+
 async def test_search_degrades_to_bm25_when_the_embedder_fails() -> None:
     index = await HybridIndex.build(TEXTS, HashingEmbedder())
     hits = await HybridSearcher(index, HashingEmbedder(fail=True)).search("timeouts per request")

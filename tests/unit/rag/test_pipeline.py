@@ -320,3 +320,24 @@ async def test_after_the_reorder_more_pieces_of_one_api_still_give_way_to_other_
     result = await reordered.run(DocRequest("fill the fields of a string with dollar signs", library="string"))
     # the embedding lifts both pieces of Template; the second still comes after another API
     assert [p.chunk.id for p in result.passages][:3] == ["string.Template:1", "string.Formatter:0", "string.Template:0"]
+
+
+@dataclass
+class RecordingCorpus(StaticCorpus):
+    searched: list[tuple[str, str | None]] = field(default_factory=list)
+
+    async def search(self, query: str, k: int, *, question: str | None = None) -> list[Hit]:
+        self.searched.append((query, question))
+        return await super().search(query, k)
+
+
+async def test_the_search_gets_the_topic_words_and_the_question_as_written() -> None:
+    corpus = RecordingCorpus(LibraryInfo("/tiangolo/fastapi", "FastAPI"), [chunk(0)], [Hit(0, 1.0)])
+
+    class Source(FakeSource):
+        async def corpus(self, library: LibraryInfo, topic: str) -> StaticCorpus:
+            return corpus
+
+    await pipeline(Source()).run(DocRequest("How do I declare dependencies in FastAPI?", library="fastapi"))
+    [(words, question)] = corpus.searched
+    assert question == "How do I declare dependencies in FastAPI?" and "How" not in words.split()

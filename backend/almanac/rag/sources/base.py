@@ -65,8 +65,10 @@ class Corpus(Protocol):
     library: LibraryInfo
     chunks: Sequence[Chunk]
 
-    async def search(self, query: str, k: int) -> list[Hit]:
-        """Up to `k` chunk indices (into `chunks`), best first."""
+    async def search(self, query: str, k: int, *, question: str | None = None) -> list[Hit]:
+        """Up to `k` chunk indices (into `chunks`), best first, for the search words `query`; `question`, the
+        request as written, is what the dense side of a hybrid search embeds (an embedding model reads a
+        sentence better than its keywords; None: `query`)."""
         ...
 
 
@@ -78,7 +80,7 @@ class StaticCorpus:
     chunks: Sequence[Chunk] = ()
     hits: list[Hit] = field(default_factory=list)
 
-    async def search(self, query: str, k: int) -> list[Hit]:
+    async def search(self, query: str, k: int, *, question: str | None = None) -> list[Hit]:
         return self.hits[:k]
 
 

@@ -60,8 +60,8 @@ class HybridCorpus:
     chunks: Sequence[Chunk]
     searcher: HybridSearcher
 
-    async def search(self, query: str, k: int) -> list[Hit]:
-        return await self.searcher.search(query, k)
+    async def search(self, query: str, k: int, *, question: str | None = None) -> list[Hit]:
+        return await self.searcher.search(query, k, question=question)
 
 
 class Context7Source:

@@ -31,9 +31,11 @@ class LocalCorpus:
     embedder: Embedder | None
     config: HybridConfig
 
-    async def search(self, query: str, k: int) -> list[Hit]:
+    async def search(self, query: str, k: int, *, question: str | None = None) -> list[Hit]:
         restrict = None if self.library.id == EVERYTHING else self.library.id
-        hits = await search_local(self.index, self.embedder, query, library=restrict, config=self.config, k=k)
+        hits = await search_local(
+            self.index, self.embedder, query, library=restrict, config=self.config, k=k, question=question
+        )
         return prefer_public(hits, lambda row: self.index.chunks[row].public)
 
 
