@@ -234,8 +234,9 @@ def build_documentation(config: DocConfig, database: Database, chat_model: Model
         selector = ModelSelector(chat_model)
     reranker = build_reranker(config, chat_model)
     # Voyage's reranker scores every candidate whatever their order: reordering them first would only cost tokens.
-    reorders = embedder is not None and config.local_dense != "fuse" and not isinstance(reranker, VoyageReranker)
-    local_reorder = DenseReorder(embedder) if reorders and embedder is not None else None
+    local_reorder = None
+    if embedder is not None and config.local_dense != "fuse" and not isinstance(reranker, VoyageReranker):
+        local_reorder = DenseReorder(embedder)
     pipeline = DocumentationPipeline(
         source=source,
         fallback=local if source is not local else None,

@@ -39,9 +39,8 @@ import numpy.typing as npt
 
 from almanac.rag.bm25 import BM25Index, tokenize
 from almanac.rag.chunking import Chunk
-from almanac.rag.ranking import symbol_of
+from almanac.rag.ranking import name_stems, symbol_of
 
-_NAME_PART = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
 _RAW_WORD = re.compile(r"[a-z0-9]+")
 
 _MODULE = re.compile(r"^#*\s*Module `([\w.]+)`")
@@ -67,9 +66,7 @@ def name_text(chunk: Chunk) -> str:
     """The words of the API name a chunk documents: the last part of the symbol in its title's last
     heading, with its class for a method (`re.Pattern.search` → "Pattern search"); empty for a module
     page or a chunk without a symbol."""
-    if " > " not in chunk.title and _MODULE.match(chunk.title):
-        return ""
-    symbol = symbol_of(chunk)
+    symbol = _api_symbol(chunk)
     if not symbol:
         return ""
     parts = symbol.split(".")
@@ -77,18 +74,17 @@ def name_text(chunk: Chunk) -> str:
     return " ".join(kept)
 
 
+def _api_symbol(chunk: Chunk) -> str:
+    """The dotted API name a chunk documents; empty for a module's own page or a chunk without one."""
+    if " > " not in chunk.title and _MODULE.match(chunk.title):
+        return ""
+    return symbol_of(chunk)
+
+
 def api_name(chunk: Chunk) -> str:
     """The last part of the API name a chunk documents (`Thread` for `threading.Thread`, `start` for its
     method); empty for a module page or a chunk without a symbol."""
-    if " > " not in chunk.title and _MODULE.match(chunk.title):
-        return ""
-    return symbol_of(chunk).rsplit(".", 1)[-1]
-
-
-def name_stems(name: str) -> frozenset[str]:
-    """The stemmed words of a name's parts (`basicConfig` → basic, config), as the question's terms are
-    stemmed; stopword parts (`as`, `all`) drop out."""
-    return frozenset(stem for part in _NAME_PART.findall(name) for stem in tokenize(part)[:1])
+    return _api_symbol(chunk).rsplit(".", 1)[-1]
 
 
 def lead(chunk: Chunk) -> str:
@@ -134,7 +130,7 @@ class FieldIndex:
             name = api_name(chunk)
             if not name or name.startswith("_"):
                 continue
-            stems = name_stems(name)
+            stems = frozenset(name_stems(name))
             self._name_parts[row] = len(stems)
             for stem in stems:
                 by_stem.setdefault(stem, []).append(row)

@@ -152,7 +152,7 @@ class DocumentationPipeline:
         ordered = [c.score for c in order]
         texts = [index_text(chunk) for chunk in chunks]  # as indexed: the index's vectors are those of these texts
         if self.local_reorder is not None and isinstance(source, LocalSource) and texts:
-            # LOCAL_DENSE=reorder: the question's embedding reorders the local candidates before any reranker
+            # LOCAL_DENSE=both/reorder: the question's embedding reorders the local candidates before any reranker
             # (then no near-copies again: the reordered scores know nothing of the diversity step's choices)
             dense = await self.local_reorder.rerank(query, texts, len(texts), fused=ordered)
             blended = diversify(

@@ -71,11 +71,16 @@ def question_terms(question: str) -> frozenset[str]:
     return frozenset(tokenize(question))
 
 
+def name_stems(name: str) -> list[str]:
+    """The stemmed words of a name's parts, as a question's terms are stemmed (`basicConfig` → basic,
+    config); stopword parts (`as`, `all`) drop out."""
+    return [stem for part in _PART.findall(name) for stem in tokenize(part)[:1]]
+
+
 def name_match(name: str, terms: frozenset[str]) -> float:
     """The share (0–1) of a name's parts that are words of the question: `gather` 1, `get_close_matches`
     for "closest matching word" 1/3. Stopword-only names never match."""
-    parts = [tokenize(part)[:1] for part in _PART.findall(name)] if name else []
-    stems = [p[0] for p in parts if p]
+    stems = name_stems(name)
     if not stems:
         return 0.0
     whole = tokenize(name)[:1]

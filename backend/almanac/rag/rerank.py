@@ -205,11 +205,10 @@ def blend(fused: Sequence[float], similarity: Sequence[float], weight: float) ->
 
 
 class DenseReorder:
-    """The offline reranker when an embedder is configured: the embeddings reorder the ranked candidates
-    (`blend`), so they can change the order among the lexical candidates but never let a far-off passage
-    displace them (fused over the whole index, MiniLM pulled real questions' order down). Candidate
-    vectors come through the embedder's cache (the index's own vectors, for indexed text). An embedding
-    error keeps the fused order."""
+    """The local index's reorder (LOCAL_DENSE=both or reorder): the question's embedding reorders the ranked
+    candidates (`blend`), so it can change their order but never add or drop one. Candidate vectors come
+    through the embedder's cache (the index's own vectors, for indexed text). An embedding error keeps the
+    fused order."""
 
     name = "dense reorder"
 

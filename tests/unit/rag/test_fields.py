@@ -132,16 +132,22 @@ def test_the_apis_a_question_spells_out_are_found_by_name() -> None:
     assert "threading" not in symbols("threading") and symbols("rmtree unsafe") == []
 
 
-def test_named_apis_join_the_lexical_candidates_even_when_their_text_ranks_far_below() -> None:
-    filler = [
+# Forty passages that say "thread" three times, and the class the question names, which says it nowhere.
+THREAD_HEAVY = [
+    *(
         api(
             f"pool.Worker.run{n}",
             "Run the worker in a thread of the pool; thread safety, thread names.",
             owner="Worker",
         )
         for n in range(40)
-    ]
-    chunks = [*filler, api("threading.Thread", "A class that represents a separate flow of control.")]
+    ),
+    api("threading.Thread", "A class that represents a separate flow of control."),
+]
+
+
+def test_named_apis_join_the_lexical_candidates_even_when_their_text_ranks_far_below() -> None:
+    chunks = THREAD_HEAVY
     index = index_of(chunks)
     top, named = index.lexical_and_named("start a thread that runs a function", 10, None, named=5)
     assert len(chunks) - 1 not in {hit.index for hit in top}  # ten thread-heavy passages outscore it
@@ -151,15 +157,7 @@ def test_named_apis_join_the_lexical_candidates_even_when_their_text_ranks_far_b
 
 
 async def test_the_local_search_returns_the_named_apis_after_its_lexical_hits() -> None:
-    filler = [
-        api(
-            f"pool.Worker.run{n}",
-            "Run the worker in a thread of the pool; thread safety, thread names.",
-            owner="Worker",
-        )
-        for n in range(40)
-    ]
-    chunks = [*filler, api("threading.Thread", "A class that represents a separate flow of control.")]
+    chunks = THREAD_HEAVY
     hits = await search_local(
         index_of(chunks), None, "start a thread that runs a function", library=None, config=HybridConfig(), k=10
     )
