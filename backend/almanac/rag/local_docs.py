@@ -23,6 +23,7 @@ from typing import cast
 
 from almanac.rag.chunking import INTERNAL_MARK, Format
 from almanac.rag.introspect import DEFAULT_TIMEOUT_S, Entry, Request, introspect
+from almanac.rag.popularity import references
 from almanac.rag.reexports import Definition, SourceOf, computed_all, literal_all, reexports, unresolved_exports
 
 log = logging.getLogger(__name__)
@@ -68,6 +69,7 @@ class Document:
     source_url: str | None
     introspect: Request | None = None  # what to ask introspection about this module (None: nothing)
     documented: frozenset[str] = frozenset()  # the names `ast` documented (introspection only fills gaps)
+    uses: frozenset[str] = frozenset()  # the qualified names its code uses (`popularity.references`)
 
 
 def normalise(name: str) -> str:
@@ -340,9 +342,12 @@ class ModuleApi:
     markdown: str
     documented: frozenset[str]
     request: Request | None
+    uses: frozenset[str] = frozenset()  # the qualified names the module's code uses
 
     def document(self, library_id: str, url: str | None) -> Document:
-        return Document(library_id, self.module, self.markdown, "markdown", url, self.request, self.documented)
+        return Document(
+            library_id, self.module, self.markdown, "markdown", url, self.request, self.documented, self.uses
+        )
 
 
 def module_markdown(source: str, module: str, *, is_package: bool = False, source_of: SourceOf | None = None) -> str:
@@ -356,7 +361,8 @@ def module_api(source: str, module: str, *, is_package: bool = False, source_of:
     re-exports from private modules, under the public name. The Markdown is empty if there is nothing to
     say. Helpers are marked internal (`INTERNAL_MARK`): with a literal `__all__`, what it leaves out;
     without one, classes that only the module's other classes instantiate (Starlette's `GZipResponder`
-    behind `GZipMiddleware`). Names it exports that are not documented here are left to introspection."""
+    behind `GZipMiddleware`). Names it exports that are not documented here are left to introspection.
+    Also the names its code uses (`popularity.references`)."""
     try:
         tree = ast.parse(source)
     except (SyntaxError, ValueError):
@@ -382,7 +388,8 @@ def module_api(source: str, module: str, *, is_package: bool = False, source_of:
         parts.append(_definition_markdown(item.node, module, name=item.public, origin=item.defined_in))
     gaps = unresolved_exports(tree, module, is_package=is_package, documented=documented)
     request = Request(module, gaps) if gaps is None or gaps else None
-    return ModuleApi(module, "\n\n".join(parts) if found else "", frozenset(documented), request)
+    markdown = "\n\n".join(parts) if found else ""
+    return ModuleApi(module, markdown, frozenset(documented), request, references(tree, source))
 
 
 def _instantiated_by_other_classes(tree: ast.Module) -> set[str]:

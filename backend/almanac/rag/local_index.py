@@ -38,6 +38,7 @@ from almanac.rag.local_docs import (
     with_introspection,
 )
 from almanac.rag.local_search import LocalIndex, load_local_index, search_local
+from almanac.rag.popularity import Popularity
 from almanac.rag.priority import LibraryPriority
 from almanac.rag.vectors import VectorIndex
 from almanac.storage import docs as store
@@ -57,7 +58,7 @@ __all__ = [
 ]
 
 log = logging.getLogger(__name__)
-INDEX_VERSION = "4"
+INDEX_VERSION = "5"
 MAX_CHUNKS_PER_LIBRARY = 1500
 Progress = Callable[[str, int, int], None]
 Publish = Callable[[LocalIndex], None]
@@ -212,7 +213,8 @@ async def _lexical(
     for chunk in chunks:
         counts[chunk.library or ""] = counts.get(chunk.library or "", 0) + 1
     kept = {lib.id: lib for lib in _unique(libraries).values() if counts.get(lib.id)}
-    return LocalIndex(kept, chunks, bm25, None, None, datetime.now(UTC)), texts
+    popularity = Popularity.count(document.uses for document in documents)
+    return LocalIndex(kept, chunks, bm25, None, None, datetime.now(UTC), popularity=popularity), texts
 
 
 async def _embed(
@@ -266,7 +268,15 @@ async def _store(database: Database, index: LocalIndex, digest: str) -> None:
         for lib in index.libraries.values()
     ]
     vectors = index.vectors.to_bytes() if index.vectors is not None else None
-    row = store.IndexRow(datetime.now(UTC), len(index.chunks), digest, index.model_id, index.bm25.to_bytes(), vectors)
+    row = store.IndexRow(
+        datetime.now(UTC),
+        len(index.chunks),
+        digest,
+        index.model_id,
+        index.bm25.to_bytes(),
+        vectors,
+        index.popularity.to_bytes(),
+    )
     async with database.session() as session:
         await store.replace_local_index(session, libraries=library_rows, chunks=rows, index=row)
 

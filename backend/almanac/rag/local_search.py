@@ -23,6 +23,7 @@ from almanac.rag.embeddings.base import Embedder, EmbeddingError
 from almanac.rag.fields import FieldIndex, FieldWeights
 from almanac.rag.hybrid import HybridConfig, fuse
 from almanac.rag.local_docs import Library
+from almanac.rag.popularity import Popularity
 from almanac.rag.retriever import Hit, top_k
 from almanac.rag.vectors import VectorIndex
 from almanac.storage import docs as store
@@ -46,6 +47,7 @@ class LocalIndex:
     rows_of: dict[str, np.ndarray] = field(default_factory=dict)  # computed when not given
     hybrid: frozenset[str] | None = None  # vectors complete for these libraries only (None: for all)
     weights: FieldWeights = field(default_factory=FieldWeights)  # the lead and module fields' weights
+    popularity: Popularity = field(default_factory=Popularity)  # how much indexed code uses each API
     # Built once per list of chunks and carried over by `dataclasses.replace` (vectors added while
     # embedding progresses do not change it); see `fields()`.
     field_index: FieldIndex | None = field(default=None, repr=False, compare=False)
@@ -175,6 +177,14 @@ def _materialise(
         for c in chunk_rows
     ]
     vectors = VectorIndex.from_bytes(row.vectors) if row.vectors else None
-    index = LocalIndex(libraries, chunks, BM25Index.from_bytes(row.bm25), vectors, row.model_id, row.built_at)
+    index = LocalIndex(
+        libraries,
+        chunks,
+        BM25Index.from_bytes(row.bm25),
+        vectors,
+        row.model_id,
+        row.built_at,
+        popularity=Popularity.from_bytes(row.popularity),
+    )
     index.fields()  # here, in the loading thread, not on the first question (~3 s for 60,000 chunks)
     return index

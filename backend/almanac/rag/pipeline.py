@@ -7,7 +7,8 @@
 4. hybrid search: BM25 and vectors concurrently, fused (`hybrid.py`, `fusion.py`); locally, a library
    named in the question (rather than given as `library`) is a hint, not a filter: every library is
    searched and the named one's passages count more (less when its name is an ordinary word);
-5. order the candidates (`ranking.py`: the exact symbol first, public before private, no near-copies),
+5. order the candidates (`ranking.py`: the exact symbol first, the APIs installed code uses most
+   (`popularity.py`, local index only), public before private, no near-copies),
    top 30; rerank to the best few, then apply any relevance threshold (`rerank.py`);
 6. the result, formatted by `format.py`.
 
@@ -147,7 +148,10 @@ class DocumentationPipeline:
         hits = await searched.search(topic or query, pool, question=query)  # the words, and the sentence to embed
         chunks = [searched.chunks[hit.index] for hit in hits]
         config = self.ranking if weight == 1.0 else _scaled(self.ranking, weight)
-        order = arrange(query, chunks, [hit.score for hit in hits], hint=hint, config=config, limit=self.candidates)
+        usage = searched.index.popularity.score if isinstance(searched, LocalCorpus) else None
+        order = arrange(
+            query, chunks, [hit.score for hit in hits], hint=hint, config=config, limit=self.candidates, usage=usage
+        )
         chunks = [chunks[c.index] for c in order]
         ordered = [c.score for c in order]
         texts = [index_text(chunk) for chunk in chunks]  # as indexed: the index's vectors are those of these texts

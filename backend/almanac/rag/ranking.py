@@ -12,6 +12,9 @@ Each candidate's fused score is scaled to the candidates' range (0–1) and adju
 - **the libraries people use** — with several libraries searched, passages of the everyday standard
   library and the most-used packages (`priority.MOST_ASKED`) gain `popular_bonus`, other standard-library
   modules `stdlib_bonus`: an unnamed library is far more often `re` or `httpx` than a vendored internal;
+- **the APIs code uses** — given the index's `Popularity`, a passage documenting an API gains
+  `usage_bonus` × how widely installed code uses it (0–1): of the many passages sharing a question's words,
+  the one every program calls (`shutil.rmtree`) is far more often meant than a vendor SDK's `delete`;
 - **public before private** — an API with a `_private` part in its dotted name (or a method of a private
   class) loses `private_penalty`;
 - **diversity** — exact repeats of a passage are dropped, and the order is chosen greedily, each next
@@ -26,7 +29,7 @@ passages from sources without such headings are only scaled, deduplicated and di
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from almanac.rag.bm25 import tokenize
@@ -50,6 +53,7 @@ class RankingConfig:
     diversity: float = 0.5
     popular_bonus: float = 0.2  # a library developers most often ask about (`priority.MOST_ASKED`)
     stdlib_bonus: float = 0.1  # any other standard-library module
+    usage_bonus: float = 0.6  # an API all the indexed code uses (`popularity.Popularity.score` 1)
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,9 +122,11 @@ def arrange(
     hint: str | None = None,
     config: RankingConfig = RankingConfig(),
     limit: int | None = None,
+    usage: Callable[[str], float] | None = None,
 ) -> list[Candidate]:
     """The candidates (`chunks` with their fused `scores`, best first) in their final order, at most
-    `limit`; `hint` is the library ID whose passages gain `library_bonus` (see the module docstring)."""
+    `limit`; `hint` is the library ID whose passages gain `library_bonus`, `usage` how widely code uses an
+    API, 0–1 (see the module docstring)."""
     if not chunks:
         return []
     terms = question_terms(question)
@@ -138,6 +144,8 @@ def arrange(
                 value += config.owner_bonus * name_match(owners[-1], terms)
             if is_private(symbol):
                 value -= config.private_penalty
+            if usage is not None:
+                value += config.usage_bonus * usage(symbol)
         if hint is not None and chunk.library == hint:
             value += config.library_bonus
         if several and chunk.library:

@@ -48,6 +48,7 @@ class IndexRow:
     model_id: str | None
     bm25: bytes
     vectors: bytes | None
+    popularity: bytes | None = None  # `rag.popularity.Popularity.to_bytes`
 
 
 async def cached_response(session: AsyncSession, *, key: str, now: datetime) -> CachedResponse | None:
@@ -121,6 +122,7 @@ async def replace_local_index(
             model_id=index.model_id,
             bm25=index.bm25,
             vectors=index.vectors,
+            popularity=index.popularity,
         )
     )
 
@@ -138,7 +140,9 @@ async def local_index(session: AsyncSession) -> tuple[list[LibraryRow], list[Chu
         ChunkRow(r.library_id, r.position, r.title, r.source_url, r.text, r.content_hash)
         for r in (await session.execute(select(DocChunk).order_by(DocChunk.seq))).scalars()
     ]
-    index = IndexRow(row.built_at, row.chunk_count, row.fingerprint, row.model_id, row.bm25, row.vectors)
+    index = IndexRow(
+        row.built_at, row.chunk_count, row.fingerprint, row.model_id, row.bm25, row.vectors, row.popularity
+    )
     return libraries, chunks, index
 
 

@@ -277,6 +277,7 @@ class DocIndex(Base):
     model_id: Mapped[str | None] = mapped_column(CleanString(100), default=None)
     bm25: Mapped[bytes] = mapped_column(LargeBinary)
     vectors: Mapped[bytes | None] = mapped_column(LargeBinary, default=None)
+    popularity: Mapped[bytes | None] = mapped_column(LargeBinary, default=None)  # API → modules using it (JSON)
 
 
 class GatewayUsage(Base):

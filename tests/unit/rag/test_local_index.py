@@ -55,6 +55,7 @@ async def test_the_local_source_finds_libraries_and_corpora(sqlite_url: str, bui
     await build_local_index(services.database, inputs, None)  # BM25 only
     index = await load_local_index(services.database)
     assert index is not None and index.vectors is None
+    assert index.popularity.score("mmap.mmap") > 0  # what smmap's code uses, stored with the index
     source = LocalSource(index=lambda: index, embedder=None)
     assert [lib.id for lib in await source.libraries("smmap", "q")] == ["/pypi/smmap"]
     assert [lib.id for lib in await source.libraries("deploy", "q")] == ["/local/deploy"]

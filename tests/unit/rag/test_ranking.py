@@ -124,3 +124,13 @@ def test_a_module_named_in_the_question_is_not_taken_for_the_api_asked_about() -
     module = Chunk("m", "# Module `toolkit`\n\nHelpers for lists.", "Module `toolkit`", None, "/pypi/toolkit", 0, 5)
     named = api("toolkit.flatten", "Return one list with the items of the given iterables.")
     assert order("how do I flatten lists with toolkit", [module, named], [10.0, 8.0])[0] == "toolkit.flatten"
+
+
+def test_of_passages_sharing_the_words_the_api_code_uses_most_comes_first() -> None:
+    # "delete a directory": the SDK's `delete` matches as well lexically; code everywhere calls `rmtree`.
+    sdk = api("vendor.memory.Tool.delete", "Delete a directory of the memory store.", "/pypi/vendor", "Tool")
+    rmtree = api("shutil.rmtree", "Recursively delete a directory tree.", "/python/shutil")
+    used = {"shutil.rmtree": 1.0}.get
+    question = "delete a directory and everything inside it"
+    assert order(question, [sdk, rmtree], [9.0, 8.0])[0] == "vendor.memory.Tool.delete"
+    assert order(question, [sdk, rmtree], [9.0, 8.0], usage=lambda s: used(s, 0.0))[0] == "shutil.rmtree"

@@ -1,0 +1,69 @@
+"""How widely installed code uses an API: the names a module's code uses, counted per module, as a 0–1 prior."""
+
+import ast
+from textwrap import dedent
+
+from almanac.rag.popularity import SATURATION, Popularity, references
+
+
+def refs(source: str) -> frozenset[str]:
+    source = dedent(source)
+    return references(ast.parse(source), source)
+
+
+def test_a_module_uses_what_it_imports_under_the_names_it_binds() -> None:
+    used = refs(
+        """
+        import json
+        import numpy as np
+        import os.path
+        from urllib.parse import urlparse as parse_url
+        from datetime import datetime
+
+        def f(text):
+            parse_url(text)
+            np.array([1])
+            os.path.join("a", "b")
+            return json.loads(text), datetime.now()
+        """
+    )
+    assert {"json.loads", "numpy.array", "urllib.parse.urlparse", "datetime.datetime.now", "os.path.join"} <= used
+
+
+def test_imports_inside_functions_count_and_relative_imports_and_locals_do_not() -> None:
+    used = refs(
+        """
+        from . import sibling
+        from .helpers import run
+
+        def f(shutil_like):
+            import shutil
+            shutil.rmtree("x")
+            sibling.go()
+            shutil_like.copy()
+        """
+    )
+    assert "shutil.rmtree" in used
+    assert not any(name.startswith(("sibling", "helpers", "run", "shutil_like")) for name in used)
+
+
+def test_an_api_counts_once_per_module_under_its_package_and_last_name() -> None:
+    popularity = Popularity.count(
+        [frozenset({"asyncio.gather", "asyncio.sleep"}), frozenset({"asyncio.gather"}), frozenset({"json.loads"})]
+    )
+    # where it is defined (`asyncio.tasks.gather`) it is the API used as `asyncio.gather`
+    assert popularity.score("asyncio.tasks.gather") > popularity.score("asyncio.sleep") > 0
+    assert popularity.score("toolkit.never_used") == 0.0
+    assert popularity.score("asyncio") == 0.0  # a module is not an API
+
+
+def test_the_score_saturates() -> None:
+    many = Popularity.count([frozenset({"shutil.rmtree"})] * (SATURATION * 10))
+    enough = Popularity.count([frozenset({"shutil.rmtree"})] * SATURATION)
+    assert many.score("shutil.rmtree") == enough.score("shutil.rmtree") == 1.0
+
+
+def test_counts_survive_storage_and_a_stored_index_without_them_scores_nothing() -> None:
+    popularity = Popularity.count([frozenset({"re.sub"}), frozenset({"re.sub", "re.split"})])
+    assert Popularity.from_bytes(popularity.to_bytes()) == popularity
+    assert Popularity.from_bytes(None).score("re.sub") == 0.0
