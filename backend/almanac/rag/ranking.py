@@ -4,9 +4,10 @@ them. Pure functions over chunks and their fused scores.
 Each candidate's fused score is scaled to the candidates' range (0–1) and adjusted:
 
 - **the exact symbol first** — a passage documenting an API (not a module page) whose name is a word of the question
-  (`gather` in "gather the results of several coroutines") gains `symbol_bonus` (in proportion to the
-  share of the name's parts the question has: `TemporaryDirectory` → "temporary", "directory"), and a
-  little more when its class is named too (`AsyncClient` for `AsyncClient.stream`);
+  (`gather` in "gather the results of several coroutines"), or two of its words run together (`deepcopy`
+  in "make a deep copy"), gains `symbol_bonus` (in proportion to the share of the name's parts the
+  question has: `TemporaryDirectory` → "temporary", "directory"), and a little more when its class is
+  named too (`AsyncClient` for `AsyncClient.stream`);
 - **a library hint** — passages of the library the question names gain `library_bonus` when the search
   ran over every library (a name that is an ordinary word is a hint, never a filter);
 - **the libraries people use** — with several libraries searched, passages of the everyday standard
@@ -28,6 +29,7 @@ passages from sources without such headings are only scaled, deduplicated and di
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -38,6 +40,7 @@ from almanac.rag.priority import MOST_ASKED, library_name
 
 _SYMBOL = re.compile(r"`(?:class |async )*([A-Za-z_][\w.]*)")
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_RAW = re.compile(r"[a-z0-9]+")
 _PART = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
 _POPULAR = frozenset(library_name(name) for name in MOST_ASKED)
 
@@ -71,8 +74,12 @@ def symbol_of(chunk: Chunk) -> str:
 
 
 def question_terms(question: str) -> frozenset[str]:
-    """The stemmed words of a question, identifiers also split into their parts (as BM25 tokenises)."""
-    return frozenset(tokenize(question))
+    """The stemmed words of a question, identifiers also split into their parts (as BM25 tokenises), and
+    each two consecutive words run together (`deepcopy` is asked for as "a deep copy", `extractall` as
+    "extract all members")."""
+    words = _RAW.findall(question.lower())
+    joined = (stem for a, b in itertools.pairwise(words) for stem in tokenize(a + b)[:1])
+    return frozenset([*tokenize(question), *joined])
 
 
 def name_stems(name: str) -> list[str]:

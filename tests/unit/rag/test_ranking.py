@@ -40,6 +40,7 @@ def test_a_name_matches_by_the_share_of_its_parts_in_the_question() -> None:
     assert name_match("TemporaryDirectory", terms) == 1.0
     assert name_match("temporary_file", terms) == 0.5
     assert name_match("flatten", terms) == 0.0
+    assert name_match("deepcopy", question_terms("make a deep copy of a nested list")) == 1.0  # words run together
 
 
 def test_the_passage_whose_symbol_the_question_names_comes_first() -> None:
