@@ -142,7 +142,9 @@ class DocumentationPipeline:
                 weight = ORDINARY_HINT
             if corpus.library.id != EVERYTHING:
                 searched = await source.corpus(source.everything(), topic)
-                topic = topic_of(query, None)
+            # every library is searched: the name's word is part of the topic again ("retry with exponential
+            # backoff" named no library `exponential`; "use defaultdict for…" is about `defaultdict`)
+            topic = topic_of(query, None)
         if searched.library.id == EVERYTHING:
             pool = self.candidates * WIDE_POOL  # libraries compete: rank a deeper pool
         hits = await searched.search(topic or query, pool, question=query)  # the words, and the sentence to embed

@@ -205,6 +205,14 @@ async def test_a_library_named_by_an_ordinary_word_is_a_hint_and_every_library_i
     assert result.library.id == "/python/string"  # still the library the question named
 
 
+async def test_a_name_that_is_no_library_stays_in_the_searched_words() -> None:
+    # "using shorten": the rules take `shorten` for a library's name; no library has it, so every library is
+    # searched — with the word, which is what the question is about.
+    result = await _local_pipeline(_local_index()).run(DocRequest("how do I cut text to a width using shorten"))
+    assert result.library.id == EVERYTHING and "shorten" in result.topic
+    assert result.passages[0].chunk.title.endswith("`textkit.shorten(...)`")
+
+
 async def test_a_library_given_explicitly_still_restricts_the_search() -> None:
     result = await _local_pipeline(_local_index()).run(DocRequest("shorten the words of a text", library="string"))
     assert result.passages and all(p.chunk.library == "/python/string" for p in result.passages)
