@@ -41,6 +41,7 @@ from almanac.rag.priority import MOST_ASKED, library_name
 _SYMBOL = re.compile(r"`(?:class |async )*([A-Za-z_][\w.]*)")
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _RAW = re.compile(r"[a-z0-9]+")
+SAME_API = 2.0  # the overlap of another piece of an already chosen API's documentation (Jaccard is at most 1)
 _PART = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
 _POPULAR = frozenset(library_name(name) for name in MOST_ASKED)
 
@@ -163,7 +164,8 @@ def arrange(
 
 def diversify(chunks: Sequence[Chunk], scores: Sequence[float], weight: float, limit: int) -> list[Candidate]:
     """Greedy selection by score less `weight` × the overlap with the most similar chosen passage (another
-    piece of the same API's documentation overlaps fully); exact repeats of a chosen passage's text are
+    piece of the same API's documentation counts as `SAME_API`, twice a full overlap: it shows no API the reader
+    has not seen, however well it scores); exact repeats of a chosen passage's text are
     dropped."""
     remaining = sorted(range(len(chunks)), key=lambda i: -scores[i])[: 2 * limit]  # stable: fused order on ties
     words = {i: frozenset(_WORD.findall(chunks[i].text.lower())) for i in remaining}
@@ -181,7 +183,7 @@ def diversify(chunks: Sequence[Chunk], scores: Sequence[float], weight: float, l
         chosen.append(Candidate(pick, scores[pick]))
         for i in remaining:
             same_api = bool(symbols[pick]) and symbols[i] == symbols[pick]  # another piece of the same API's docs
-            overlap[i] = max(overlap[i], 1.0 if same_api else _jaccard(words[i], words[pick]))
+            overlap[i] = max(overlap[i], SAME_API if same_api else _jaccard(words[i], words[pick]))
     return chosen
 
 
