@@ -58,7 +58,7 @@ __all__ = [
 ]
 
 log = logging.getLogger(__name__)
-INDEX_VERSION = "5"
+INDEX_VERSION = "6"
 MAX_CHUNKS_PER_LIBRARY = 1500
 Progress = Callable[[str, int, int], None]
 Publish = Callable[[LocalIndex], None]

@@ -8,9 +8,10 @@ json.loads(…)`, `urllib.parse.urlparse` for `from urllib.parse import urlparse
 for `from datetime import datetime; datetime.now()` — and `Popularity` counts, for each API, how many modules use it.
 
 An API is looked up by its package and its last name (`asyncio.tasks.gather`, where it is defined, is
-`asyncio.gather` where it is used): the same key either way. Calls on instances (`proc.communicate()`) cannot
-be resolved without types and are not counted. The score is `log(1 + modules) / log(1 + SATURATION)`,
-capped at 1: thirty modules using an API is as good a sign as a thousand.
+`asyncio.gather` where it is used), with its class for a method: the same key either way. Calls on
+instances (`proc.communicate()`) cannot be resolved without types and are not counted. The score is
+`log(1 + modules) / log(1 + SATURATION)`, capped at 1: thirty modules using an API is as good a sign as a
+thousand.
 """
 
 from __future__ import annotations
@@ -65,9 +66,15 @@ def _statements(body: Iterable[ast.stmt]) -> Iterator[ast.stmt]:
 
 
 def key(name: str) -> str | None:
-    """The lookup key of a dotted name: its package and last name (`asyncio.tasks.gather` → `asyncio.gather`)."""
-    top, _, rest = name.partition(".")
-    return f"{top}.{rest.rsplit('.', 1)[-1]}" if rest else None
+    """The lookup key of a dotted name: its package and last name (`asyncio.tasks.gather` → `asyncio.gather`),
+    with its class for a class's attribute (`datetime.datetime.now`, `asyncio.runners.Runner.run` →
+    `asyncio.Runner.run`: a method is not the module function of the same name)."""
+    parts = name.split(".")
+    if len(parts) < 2:
+        return None
+    if len(parts) > 2 and parts[-2][:1].isupper():
+        return f"{parts[0]}.{parts[-2]}.{parts[-1]}"
+    return f"{parts[0]}.{parts[-1]}"
 
 
 @dataclass(frozen=True)

@@ -67,3 +67,9 @@ def test_counts_survive_storage_and_a_stored_index_without_them_scores_nothing()
     popularity = Popularity.count([frozenset({"re.sub"}), frozenset({"re.sub", "re.split"})])
     assert Popularity.from_bytes(popularity.to_bytes()) == popularity
     assert Popularity.from_bytes(None).score("re.sub") == 0.0
+
+
+def test_a_method_is_not_the_module_function_of_the_same_name() -> None:
+    popularity = Popularity.count([frozenset({"asyncio.run", "datetime.datetime.now"})])
+    assert popularity.score("asyncio.runners.run") > 0 and popularity.score("asyncio.runners.Runner.run") == 0.0
+    assert popularity.score("datetime.datetime.now") > 0  # a class's method used through the imported class
