@@ -16,6 +16,10 @@ returned passage whose symbol (the last heading of its title, `httpx.AsyncClient
 Prints hits@6, hits@1 and MRR overall, per split and per library.
 
     python bench/doc_eval.py [--phase bm25|reorder|fuse|hybrid|all] [--split dev|heldout|all] [--misses] [--only WORD]
+                             [--model-apis P ...]
+
+With `--model-apis`, each phase runs again for each P with a simulated chat model that names the expected
+API (`ParsedQuery.apis`) right with probability P and a wrong, real one otherwise (`KnowingParser`).
 """
 
 from __future__ import annotations
@@ -23,12 +27,14 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import random
 import sys
 import tempfile
 import time
+import zlib
 from collections import defaultdict
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from almanac.rag.embeddings.base import Embedder
@@ -37,8 +43,8 @@ from almanac.rag.embeddings.minilm import MiniLMEmbedder
 from almanac.rag.hybrid import HybridConfig
 from almanac.rag.local_index import IndexInputs, LocalIndex, build_local_index, load_local_index
 from almanac.rag.pipeline import DocRequest, DocumentationPipeline
-from almanac.rag.query import RuleQueryParser
-from almanac.rag.ranking import symbol_of
+from almanac.rag.query import ParsedQuery, QueryParser, RuleQueryParser
+from almanac.rag.ranking import same_api, symbol_of
 from almanac.rag.rerank import DenseReorder, FusedOrder
 from almanac.rag.select import RuleSelector
 from almanac.rag.sources.local import LocalSource
@@ -65,12 +71,7 @@ def load_questions(path: Path = QUESTIONS) -> list[Question]:
 
 def matches(symbol: str, expected: str) -> bool:
     """Exactly the expected API, or the same package and tail (`asyncio.tasks.gather` for `asyncio.gather`)."""
-    if not symbol:
-        return False
-    if symbol == expected:
-        return True
-    top, _, rest = expected.partition(".")
-    return bool(rest) and symbol.split(".", 1)[0] == top and symbol.endswith("." + rest)
+    return same_api(symbol, expected)
 
 
 def first_hit(symbols: Sequence[str], expected: Sequence[str]) -> int | None:
@@ -101,6 +102,27 @@ async def local_index(data: Path, embeddings: bool) -> tuple[LocalIndex, Embedde
         current = await load_local_index(database)
     assert current is not None
     return current, embedder
+
+
+class KnowingParser:
+    """A chat model's query parsing, simulated: the rules' library and topic, and as the expected API the
+    question's first expected API with probability `accuracy` — else another question's (a real API, wrong
+    here), as a model that misremembers would. Deterministic per question."""
+
+    def __init__(self, rules: QueryParser, questions: Sequence[Question], accuracy: float) -> None:
+        self._rules = rules
+        self._expected = {q.question: q.expected for q in questions}
+        self._all = sorted({q.expected[0] for q in questions})
+        self._accuracy = accuracy
+
+    async def parse(self, query: str) -> ParsedQuery:
+        parsed = await self._rules.parse(query)
+        expected = self._expected.get(query, ())
+        draw = random.Random(zlib.crc32(query.encode()))
+        if expected and draw.random() < self._accuracy:
+            return replace(parsed, apis=(expected[0],))
+        wrong = [name for name in self._all if not any(same_api(name, e) for e in expected)]
+        return replace(parsed, apis=(draw.choice(wrong),))
 
 
 def pipeline_for(index: LocalIndex, embedder: Embedder | None, *, local_dense: str = "both") -> DocumentationPipeline:
@@ -172,6 +194,14 @@ async def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--misses", action="store_true", help="print every question not answered first")
     parser.add_argument("--only", default=None, help="only questions containing this text")
     parser.add_argument("--no-libraries", action="store_true", help="leave out the per-library lines")
+    parser.add_argument(
+        "--model-apis",
+        type=float,
+        nargs="*",
+        default=None,
+        metavar="P",
+        help="also run each phase with a simulated chat model naming the expected API with probability P",
+    )
     args = parser.parse_args(argv)
     questions = [q for q in load_questions() if args.split == "all" or q.split == args.split]
     if args.only:
@@ -187,6 +217,11 @@ async def main(argv: Sequence[str] | None = None) -> None:
         pipeline = pipeline_for(index, embedder if mode else None, local_dense=mode or "fuse")
         ranks = await evaluate(pipeline, questions, misses=args.misses)
         report(phase, questions, ranks, per_library=not args.no_libraries)
+        rules = pipeline.parser
+        for accuracy in args.model_apis or ():
+            pipeline.parser = KnowingParser(rules, questions, accuracy)
+            ranks = await evaluate(pipeline, questions, misses=False)
+            report(f"{phase}, a model naming the API right {accuracy:.0%} of the time", questions, ranks, False)
 
 
 if __name__ == "__main__":

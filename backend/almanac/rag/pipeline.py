@@ -1,6 +1,7 @@
 """`retrieve_documentation`'s pipeline, wiring the steps; each step is its own module.
 
-1. parse the request into a library name and a topic (`query.py`);
+1. parse the request into a library name and a topic (`query.py`; with a chat model, also the APIs it
+   expects to answer it, searched by name and ranked first when found);
 2. find candidate libraries in the doc source and pick one (`select.py`); an explicit
    `/owner/repo[@version]` ID is used as given, so a version pin is honoured;
 3. fetch and chunk the documentation for the topic (`sources/`, `chunking.py`);
@@ -107,7 +108,9 @@ class DocumentationPipeline:
         primary = self.source.active() if isinstance(self.source, AutoSource) else self.source
         explicit = library_name is not None
         try:
-            return await self._answer(primary, query, parsed.library, topic, notes, request.progress, explicit)
+            return await self._answer(
+                primary, query, parsed.library, topic, notes, request.progress, explicit, parsed.apis
+            )
         except SourceUnavailable as exc:
             if isinstance(self.source, AutoSource) and primary is not self.source.local:
                 self.source.failed(exc)
@@ -116,7 +119,9 @@ class DocumentationPipeline:
             notes.append(
                 f"{primary.name} was unavailable ({exc}) — these passages come from the local documentation instead."
             )
-            return await self._answer(self.fallback, query, parsed.library, topic, notes, request.progress, explicit)
+            return await self._answer(
+                self.fallback, query, parsed.library, topic, notes, request.progress, explicit, parsed.apis
+            )
 
     async def _answer(
         self,
@@ -127,6 +132,7 @@ class DocumentationPipeline:
         notes: list[str],
         progress: Callable[[str], None] | None,
         explicit: bool = False,
+        apis: tuple[str, ...] = (),
     ) -> DocResult:
         if isinstance(source, LocalSource):
             await source.ready(progress)
@@ -147,12 +153,20 @@ class DocumentationPipeline:
             topic = topic_of(query, None)
         if searched.library.id == EVERYTHING:
             pool = self.candidates * WIDE_POOL  # libraries compete: rank a deeper pool
-        hits = await searched.search(topic or query, pool, question=query)  # the words, and the sentence to embed
+        words = " ".join([topic or query, *apis])  # the APIs the model expects are searched by name too
+        hits = await searched.search(words, pool, question=query)  # the words, and the sentence to embed
         chunks = [searched.chunks[hit.index] for hit in hits]
         config = self.ranking if weight == 1.0 else _scaled(self.ranking, weight)
         usage = searched.index.popularity.score if isinstance(searched, LocalCorpus) else None
         order = arrange(
-            query, chunks, [hit.score for hit in hits], hint=hint, config=config, limit=self.candidates, usage=usage
+            query,
+            chunks,
+            [hit.score for hit in hits],
+            hint=hint,
+            config=config,
+            limit=self.candidates,
+            usage=usage,
+            expected=apis,
         )
         chunks = [chunks[c.index] for c in order]
         ordered = [c.score for c in order]

@@ -1,6 +1,8 @@
 """Step 1 of the pipeline: which library a documentation request is about, and on what topic.
 
-The chat model does it with a small structured prompt (JSON answer, parsed leniently); offline,
+The chat model does it with a small structured prompt (JSON answer, parsed leniently), and names the
+APIs it expects to answer the request (`shutil.which` for "find the full path of an executable"), which
+the search then looks for by name; offline,
 rules do it: an explicit Context7 ID, a known library name, or a name in a telling position
 ("in X", "X's", "using X", "`X`", "import X"). The topic is the request without the library (and its
 possessive: "sqlalchemy's pool" → "pool"), the question's boilerplate, connectives opening a sentence
@@ -32,6 +34,8 @@ _PATTERNS = [
     re.compile(_NAME + r"\s+(?:library|package|module|framework|sdk|docs|documentation|api|reference|manual)\b", re.I),
     re.compile(r"\b(?:in|using|with|for|of|about|use)\s+" + _NAME, re.I),
 ]
+_API_NAME = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*){0,6}")
+MAX_APIS = 3
 _POSSESSIVE = re.compile(r"(?<=\w)(?:'s|’s)\b", re.I)
 _FILLER = re.compile(
     r"\b(look (?:it |this |that |them )?up|look (?:at|in|into|through)|check(?: out)?|consult|search|browse|"
@@ -120,6 +124,7 @@ _COMMON = {
 class ParsedQuery:
     library: str | None
     topic: str
+    apis: tuple[str, ...] = ()  # APIs the chat model expects to answer it (dotted names; a hint, never a filter)
 
 
 class QueryParser(Protocol):
@@ -192,7 +197,9 @@ class RuleQueryParser:
 _PROMPT = (
     "You extract search parameters from a developer's documentation request. Reply with only a JSON "
     'object: {"library": "<the library, framework or tool the request is about, or null>", '
-    '"topic": "<what to look up in its documentation, in a few words>"}. The library is its bare name '
+    '"topic": "<what to look up in its documentation, in a few words>", '
+    '"apis": ["<up to 3 fully qualified names of the functions or classes most likely to answer it, such as '
+    'shutil.rmtree or httpx.AsyncClient; none if unsure>"]}. The library is its bare name '
     '("sqlalchemy", not "sqlalchemy\'s" or "the sqlalchemy docs"). The topic names only the subject: leave '
     'out the library\'s name, possessives, and requests to consult documentation such as "check the docs", '
     '"look it up" or "in the documentation".'
@@ -209,7 +216,7 @@ class ModelQueryParser:
     async def parse(self, query: str) -> ParsedQuery:
         try:
             response = await complete(
-                self.model, ModelRequest(_PROMPT, (Message.user(query[:4000]),), max_tokens=120, purpose="utility")
+                self.model, ModelRequest(_PROMPT, (Message.user(query[:4000]),), max_tokens=200, purpose="utility")
             )
             parsed = parse_json_object(response.text)
         except ModelError:
@@ -222,7 +229,15 @@ class ModelQueryParser:
         if library.lower() in ("", "null", "none"):
             library = ""
         topic = topic_of(str(parsed.get("topic") or ""), library or None) or topic_of(query, library or None)
-        return ParsedQuery(library or None, topic)
+        return ParsedQuery(library or None, topic, _api_names(parsed.get("apis")))
+
+
+def _api_names(value: object) -> tuple[str, ...]:
+    """The well-formed dotted names among a model's `apis` (at most MAX_APIS; anything else is ignored)."""
+    if not isinstance(value, list):
+        return ()
+    names = [item.strip().strip("`").removesuffix("()") for item in value if isinstance(item, str)]
+    return tuple(dict.fromkeys(name for name in names if _API_NAME.fullmatch(name)))[:MAX_APIS]
 
 
 def parse_json_object(text: str) -> dict[str, object] | None:

@@ -16,6 +16,8 @@ Each candidate's fused score is scaled to the candidates' range (0–1) and adju
 - **the APIs code uses** — given the index's `Popularity`, a passage documenting an API gains
   `usage_bonus` × how widely installed code uses it (0–1): of the many passages sharing a question's words,
   the one every program calls (`shutil.rmtree`) is far more often meant than a vendor SDK's `delete`;
+- **the APIs the chat model expects** — with a chat model, the query parser names the APIs it expects to
+  answer the question (`ParsedQuery.apis`); a passage documenting one of them gains `expected_bonus`;
 - **public before private** — an API with a `_private` part in its dotted name (or a method of a private
   class) loses `private_penalty`;
 - **diversity** — exact repeats of a passage are dropped, and the order is chosen greedily, each next
@@ -58,6 +60,7 @@ class RankingConfig:
     popular_bonus: float = 0.2  # a library developers most often ask about (`priority.MOST_ASKED`)
     stdlib_bonus: float = 0.1  # any other standard-library module
     usage_bonus: float = 0.6  # an API all the indexed code uses (`popularity.Popularity.score` 1)
+    expected_bonus: float = 0.6  # an API the chat model expects to answer it (`ParsedQuery.apis`); chosen on dev
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,6 +75,17 @@ def symbol_of(chunk: Chunk) -> str:
     """The dotted name a passage documents (from its title's last heading); a constructor is its class."""
     match = _SYMBOL.search(chunk.title.rsplit(" > ", 1)[-1])
     return re.sub(r"\.__init__$", "", match.group(1)) if match else ""
+
+
+def same_api(symbol: str, name: str) -> bool:
+    """Whether a passage's symbol is the API `name`: the same dotted name, or the same package and tail
+    (`asyncio.tasks.gather` is `asyncio.gather`, `httpx._client.AsyncClient.get` is `httpx.AsyncClient.get`)."""
+    if not symbol or not name:
+        return False
+    if symbol == name:
+        return True
+    top, _, rest = name.partition(".")
+    return bool(rest) and symbol.split(".", 1)[0] == top and symbol.endswith("." + rest)
 
 
 def question_terms(question: str) -> frozenset[str]:
@@ -131,10 +145,11 @@ def arrange(
     config: RankingConfig = RankingConfig(),
     limit: int | None = None,
     usage: Callable[[str], float] | None = None,
+    expected: Sequence[str] = (),
 ) -> list[Candidate]:
     """The candidates (`chunks` with their fused `scores`, best first) in their final order, at most
     `limit`; `hint` is the library ID whose passages gain `library_bonus`, `usage` how widely code uses an
-    API, 0–1 (see the module docstring)."""
+    API, 0–1, `expected` the APIs the chat model named (see the module docstring)."""
     if not chunks:
         return []
     terms = question_terms(question)
@@ -154,6 +169,8 @@ def arrange(
                 value -= config.private_penalty
             if usage is not None:
                 value += config.usage_bonus * usage(symbol)
+            if any(same_api(symbol, name) for name in expected):
+                value += config.expected_bonus
         if hint is not None and chunk.library == hint:
             value += config.library_bonus
         if several and chunk.library:

@@ -7,6 +7,7 @@ from datetime import UTC, datetime
 import numpy as np
 import pytest
 
+from almanac.llm.fake import ScriptedModel, reply
 from almanac.rag.bm25 import BM25Index
 from almanac.rag.chunking import Chunk
 from almanac.rag.format import citations, to_markdown
@@ -14,7 +15,7 @@ from almanac.rag.hybrid import index_text
 from almanac.rag.local_docs import Library
 from almanac.rag.local_search import LocalIndex
 from almanac.rag.pipeline import DocRequest, DocumentationPipeline
-from almanac.rag.query import RuleQueryParser
+from almanac.rag.query import ModelQueryParser, RuleQueryParser
 from almanac.rag.rerank import DenseReorder, FusedOrder
 from almanac.rag.retriever import Hit
 from almanac.rag.select import RuleSelector
@@ -211,6 +212,22 @@ async def test_a_name_that_is_no_library_stays_in_the_searched_words() -> None:
     result = await _local_pipeline(_local_index()).run(DocRequest("how do I cut text to a width using shorten"))
     assert result.library.id == EVERYTHING and "shorten" in result.topic
     assert result.passages[0].chunk.title.endswith("`textkit.shorten(...)`")
+
+
+async def test_the_apis_the_chat_model_expects_are_searched_by_name_and_come_first() -> None:
+    # No word of the question is in `string.capwords`'s passage; the model knows the API.
+    index = _local_index()
+    local = LocalSource(index=lambda: index, embedder=None)
+    answer = '{"library": null, "topic": "title case a sentence", "apis": ["string.capwords"]}'
+    pipeline = DocumentationPipeline(
+        source=local,
+        fallback=None,
+        parser=ModelQueryParser(ScriptedModel([reply(answer)])),
+        selector=RuleSelector(),
+        reranker=FusedOrder(),
+    )
+    result = await pipeline.run(DocRequest("title case a sentence"))
+    assert result.passages[0].chunk.title.endswith("`string.capwords(...)`")
 
 
 async def test_a_library_given_explicitly_still_restricts_the_search() -> None:

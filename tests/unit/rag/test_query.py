@@ -102,6 +102,19 @@ async def test_the_model_parser_reads_json_amid_chatter() -> None:
     assert model.requests[0].purpose == "utility"
 
 
+async def test_the_model_names_the_apis_it_expects_and_only_well_formed_names_are_kept() -> None:
+    answer = (
+        '{"library": null, "topic": "executable path", '
+        '"apis": ["shutil.which", "`os.get_exec_path()`", "rm -rf /", 42, "shutil.which", "a.b", "c.d"]}'
+    )
+    model = ScriptedModel([reply(answer)])
+    parsed = await ModelQueryParser(model).parse("find the full path of an executable on PATH")
+    assert parsed.apis == ("shutil.which", "os.get_exec_path", "a.b")  # no command, no number, no repeat; 3 at most
+    assert '"apis"' in model.requests[0].system
+    plain = await ModelQueryParser(ScriptedModel([reply('{"library": "httpx", "topic": "timeouts"}')])).parse("q")
+    assert plain.apis == ()
+
+
 async def test_the_model_parser_falls_back_to_rules() -> None:
     for step in (reply("I think it's about FastAPI"), reply('{"library": null, "topic": ""}'), ModelUnavailable("x")):
         parsed = await ModelQueryParser(ScriptedModel([step]), RuleQueryParser(lambda: KNOWN)).parse(

@@ -135,3 +135,16 @@ def test_of_passages_sharing_the_words_the_api_code_uses_most_comes_first() -> N
     question = "delete a directory and everything inside it"
     assert order(question, [sdk, rmtree], [9.0, 8.0])[0] == "vendor.memory.Tool.delete"
     assert order(question, [sdk, rmtree], [9.0, 8.0], usage=lambda s: used(s, 0.0))[0] == "shutil.rmtree"
+
+
+def test_an_api_the_chat_model_expects_comes_first_wherever_it_is_defined() -> None:
+    which = api("shutil.which", "Given a command, return the path which conforms to the given mode.", "/python/shutil")
+    finder = api("toolkit.locate_binary", "Find the full path of an executable on the PATH.")
+    question = "find the full path of an executable on PATH"
+    assert order(question, [finder, which], [9.0, 7.0])[0] == "toolkit.locate_binary"
+    assert order(question, [finder, which], [9.0, 7.0], expected=["shutil.which"])[0] == "shutil.which"
+    # the name where it is used matches the symbol where it is defined
+    gather = api("asyncio.tasks.gather", "Return a future aggregating results.", "/python/asyncio")
+    assert order("run them together", [finder, gather], [9.0, 7.0], expected=["asyncio.gather"])[0] == (
+        "asyncio.tasks.gather"
+    )
