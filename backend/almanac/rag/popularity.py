@@ -56,13 +56,16 @@ def references(tree: ast.Module, source: str) -> frozenset[str]:
 
 
 def _statements(body: Iterable[ast.stmt]) -> Iterator[ast.stmt]:
-    """Every statement, nested ones (in functions, classes, `if`, `try`…) included; no expressions."""
-    for node in body:
+    """Every statement, nested ones (in functions, classes, `if`, `try`…) included; no expressions. With a
+    stack, not recursion: a long `elif` chain nests as deep as it is long."""
+    stack = list(body)[::-1]
+    while stack:
+        node = stack.pop()
         yield node
-        for name in ("body", "orelse", "finalbody", "handlers"):
+        for name in ("finalbody", "handlers", "orelse", "body"):
             inner = getattr(node, name, None)
             if isinstance(inner, list):
-                yield from _statements(inner)
+                stack.extend(reversed(inner))
 
 
 def key(name: str) -> str | None:

@@ -73,3 +73,9 @@ def test_a_method_is_not_the_module_function_of_the_same_name() -> None:
     popularity = Popularity.count([frozenset({"asyncio.run", "datetime.datetime.now"})])
     assert popularity.score("asyncio.runners.run") > 0 and popularity.score("asyncio.runners.Runner.run") == 0.0
     assert popularity.score("datetime.datetime.now") > 0  # a class's method used through the imported class
+
+
+def test_a_long_elif_chain_is_read_without_recursion() -> None:
+    branches = "".join(f"elif x == {i}:\n    import json\n" for i in range(1500))  # deeper than recursion allows
+    source = f"if x:\n    pass\n{branches}json.dumps(x)\n"
+    assert "json.dumps" in references(ast.parse(source), source)
