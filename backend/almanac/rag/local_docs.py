@@ -365,7 +365,7 @@ def module_api(source: str, module: str, *, is_package: bool = False, source_of:
     Also the names its code uses (`popularity.references`)."""
     try:
         tree = ast.parse(source)
-    except (SyntaxError, ValueError):
+    except (SyntaxError, ValueError, RecursionError):  # RecursionError: nested too deep for ast
         return ModuleApi(module, "", frozenset(), None)
     parts = [f"# Module `{module}`"]
     docstring = ast.get_docstring(tree)

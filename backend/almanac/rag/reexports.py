@@ -70,7 +70,7 @@ class _Parsed:
             found = self._source_of(module)
             try:
                 self._trees[module] = (ast.parse(found[0]), found[1]) if found and found[0] else None
-            except (SyntaxError, ValueError):
+            except (SyntaxError, ValueError, RecursionError):
                 self._trees[module] = None
         return self._trees[module]
 

@@ -55,6 +55,8 @@ def test_module_markdown_lists_the_public_api_with_signatures() -> None:
 def test_modules_without_public_api_or_unparsable_give_nothing() -> None:
     assert module_markdown("import os\n_x = 1\n", "m") == ""
     assert module_markdown("def broken(:\n", "m") == ""
+    deep = "if x:\n    pass\n" + "".join(f"elif x == {i}:\n    pass\n" for i in range(5000))
+    assert module_markdown(deep, "m") == ""  # nested deeper than `ast` can build: skipped, not a failed index
 
 
 def test_folders_become_libraries(tmp_path: Path) -> None:
