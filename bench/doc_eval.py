@@ -69,15 +69,10 @@ def load_questions(path: Path = QUESTIONS) -> list[Question]:
     return [Question(r["question"], tuple(r["expected"]), r["library"], r["source"], r["split"]) for r in rows]
 
 
-def matches(symbol: str, expected: str) -> bool:
-    """Exactly the expected API, or the same package and tail (`asyncio.tasks.gather` for `asyncio.gather`)."""
-    return same_api(symbol, expected)
-
-
 def first_hit(symbols: Sequence[str], expected: Sequence[str]) -> int | None:
     """The 1-based rank of the first passage that documents an expected API."""
     for rank, symbol in enumerate(symbols, start=1):
-        if any(matches(symbol, wanted) for wanted in expected):
+        if any(same_api(symbol, wanted) for wanted in expected):
             return rank
     return None
 

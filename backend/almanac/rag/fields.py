@@ -29,7 +29,6 @@ symbol is among the candidates even when the rest of its text shares few of the 
 
 from __future__ import annotations
 
-import itertools
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -39,9 +38,7 @@ import numpy.typing as npt
 
 from almanac.rag.bm25 import BM25Index, tokenize
 from almanac.rag.chunking import Chunk
-from almanac.rag.ranking import name_stems, symbol_of
-
-_RAW_WORD = re.compile(r"[a-z0-9]+")
+from almanac.rag.ranking import name_stems, run_together, symbol_of
 
 _MODULE = re.compile(r"^#*\s*Module `([\w.]+)`")
 
@@ -145,9 +142,7 @@ class FieldIndex:
         if found:
             counts = np.bincount(np.concatenate(found), minlength=len(self._name_parts))
             rows = np.flatnonzero((counts > 0) & (counts == self._name_parts))
-        words = _RAW_WORD.findall(query.lower())
-        joined = {a + b for a, b in itertools.pairwise(words)}
-        whole = [self._by_name[word] for word in joined if word in self._by_name]
+        whole = [self._by_name[word] for word in run_together(query) if word in self._by_name]
         return np.unique(np.concatenate([rows, *whole])) if whole else rows
 
     def scores(self, query: str, body: npt.NDArray[np.floating], weights: FieldWeights) -> npt.NDArray[np.float32]:

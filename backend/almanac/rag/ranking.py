@@ -88,12 +88,17 @@ def same_api(symbol: str, name: str) -> bool:
     return bool(rest) and symbol.split(".", 1)[0] == top and symbol.endswith("." + rest)
 
 
+def run_together(question: str) -> set[str]:
+    """Each two consecutive words of a question run together, lower-case: how a name such as `deepcopy`
+    ("a deep copy") or `extractall` ("extract all members") is asked for."""
+    words = _RAW.findall(question.lower())
+    return {a + b for a, b in itertools.pairwise(words)}
+
+
 def question_terms(question: str) -> frozenset[str]:
     """The stemmed words of a question, identifiers also split into their parts (as BM25 tokenises), and
-    each two consecutive words run together (`deepcopy` is asked for as "a deep copy", `extractall` as
-    "extract all members")."""
-    words = _RAW.findall(question.lower())
-    joined = (stem for a, b in itertools.pairwise(words) for stem in tokenize(a + b)[:1])
+    the stems of its words run together (`run_together`)."""
+    joined = (stem for word in run_together(question) for stem in tokenize(word)[:1])
     return frozenset([*tokenize(question), *joined])
 
 
