@@ -24,9 +24,18 @@ ENV PYTHONDONTWRITEBYTECODE=1 \
     PIP_DISABLE_PIP_VERSION_CHECK=1
 # git: the embedded git MCP server (mcp-server-git) runs it; curl-free health check below.
 # bubblewrap: the code_execution sandbox (it also needs user namespaces from the host: README "Tools");
-# libseccomp2: its system-call filter.
+# libseccomp2: its system-call filter. The Python documentation's library reference sources, which the
+# local doc index searches (PYTHON_DOCS_DIR): unpacked from Debian's pythonX.Y-doc where Debian has this
+# version's (the slim image leaves /usr/share/doc out of installed packages); without it the index goes on.
+ARG PYTHON_VERSION
+ENV PYTHON_DOCS_DIR=/opt/python-docs/library
 RUN apt-get update \
     && apt-get install -y --no-install-recommends git ca-certificates bubblewrap libseccomp2 \
+    && (cd /tmp && apt-get download "python${PYTHON_VERSION}-doc" \
+        && dpkg-deb -x python*-doc_*.deb /tmp/pydoc \
+        && mkdir -p /opt/python-docs \
+        && mv "/tmp/pydoc/usr/share/doc/python${PYTHON_VERSION}/html/_sources/library" /opt/python-docs/library; \
+        rm -rf /tmp/pydoc /tmp/python*-doc_*.deb) \
     && rm -rf /var/lib/apt/lists/* \
     && groupadd --system --gid 10001 almanac \
     && useradd --system --uid 10001 --gid almanac --home-dir /app --shell /usr/sbin/nologin almanac

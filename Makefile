@@ -54,15 +54,22 @@ install-dev: $(VENV)/.installed-dev
 
 # Debian packages the service and the tests rely on, installed with apt-get (as root) when missing:
 # bubblewrap and libseccomp2 (its system-call filter) for the code_execution sandbox (without them
-# that tool is off and the startup log says why) and, for `make test`, Chromium for the browser
+# that tool is off and the startup log says why), the Python documentation (pythonX.Y-doc: the local
+# index searches its library reference, PYTHON_DOCS_DIR) and, for `make test`, Chromium for the browser
 # tests (tests/e2e).
+PY_VERSION := $(shell $(PYTHON) -c 'import sys; print("%d.%d" % sys.version_info[:2])' 2>/dev/null)
 system-packages:
 	@missing=""; command -v bwrap >/dev/null 2>&1 || missing="bubblewrap"; \
 	ldconfig -p 2>/dev/null | grep -q 'libseccomp\.so\.2' || missing="$$missing libseccomp2"; \
 	if [ -n "$(WITH_BROWSER)" ] && ! command -v chromium >/dev/null 2>&1; then missing="$$missing chromium"; fi; \
-	if [ -n "$$missing" ] && command -v apt-get >/dev/null 2>&1 && [ "$$(id -u)" = 0 ]; then \
-		(apt-get update -q >/dev/null && apt-get install -y -q $$missing >/dev/null) \
-		|| echo "warning: could not install$$missing (code_execution or the browser tests will be off)"; fi
+	docs=""; [ -z "$(PY_VERSION)" ] || [ -d /usr/share/doc/python$(PY_VERSION)/html/_sources/library ] \
+		|| docs="python$(PY_VERSION)-doc"; \
+	if [ -n "$$missing$$docs" ] && command -v apt-get >/dev/null 2>&1 && [ "$$(id -u)" = 0 ]; then \
+		apt-get update -q >/dev/null; \
+		[ -z "$$missing" ] || apt-get install -y -q $$missing >/dev/null \
+		|| echo "warning: could not install$$missing (code_execution or the browser tests will be off)"; \
+		[ -z "$$docs" ] || apt-get install -y -q $$docs >/dev/null 2>&1 \
+		|| echo "note: $$docs is not available: the local index goes without the Python documentation's reference"; fi
 
 # The UI's dependencies (npm ci) and build (rebuilt only when a source is newer than dist/index.html).
 $(UI_DEPS): $(UI)/package.json $(UI)/package-lock.json

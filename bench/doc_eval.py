@@ -43,6 +43,7 @@ from almanac.rag.embeddings.minilm import MiniLMEmbedder
 from almanac.rag.hybrid import HybridConfig
 from almanac.rag.local_index import IndexInputs, LocalIndex, build_local_index, load_local_index
 from almanac.rag.pipeline import DocRequest, DocumentationPipeline
+from almanac.rag.python_reference import reference_dir
 from almanac.rag.query import ParsedQuery, QueryParser, RuleQueryParser
 from almanac.rag.ranking import same_api, symbol_of
 from almanac.rag.rerank import DenseReorder, FusedOrder
@@ -93,7 +94,8 @@ async def local_index(data: Path, embeddings: bool) -> tuple[LocalIndex, Embedde
     current = await load_local_index(database)
     if current is None or embeddings:
         # skipped when the stored index has the same inputs and model; a BM25 run reuses a hybrid index
-        await build_local_index(database, IndexInputs(), embedder, progress=progress, store_lexical=True)
+        inputs = IndexInputs(python_docs=reference_dir())  # as the service's default PYTHON_DOCS_DIR=auto
+        await build_local_index(database, inputs, embedder, progress=progress, store_lexical=True)
         current = await load_local_index(database)
     assert current is not None
     return current, embedder

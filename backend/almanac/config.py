@@ -125,6 +125,12 @@ class Settings(BaseSettings):
     )
     docs_include_packages: bool = Field(True, description="Index the docs of installed Python distributions.")
     docs_include_stdlib: bool = Field(True, description="Index the Python standard library's docstrings.")
+    python_docs_dir: str = Field(
+        "auto",
+        description="The Python documentation's library reference sources (`*.rst.txt`), searched alongside "
+        "the standard library's docstrings: `auto` (Debian's pythonX.Y-doc folder for this interpreter, if "
+        "installed), a folder, or `none`.",
+    )
     docs_introspect: bool = Field(
         True,
         description="Also index what importing the modules shows (C APIs, builtins, re-exports), in an isolated "

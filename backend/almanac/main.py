@@ -74,6 +74,7 @@ from almanac.ops.operations import Operations, OpsConfig, build_operations
 from almanac.ops.request_ids import RequestIds
 from almanac.rag.documentation import DocConfig, build_documentation
 from almanac.rag.local_index import IndexInputs
+from almanac.rag.python_reference import python_docs
 from almanac.services import Services
 from almanac.startup import describe
 from almanac.storage.db import Database
@@ -418,6 +419,7 @@ def doc_config(settings: Settings) -> DocConfig:
             packages=settings.docs_include_packages,
             stdlib=settings.docs_include_stdlib,
             introspect=settings.docs_introspect,
+            python_docs=python_docs(settings.python_docs_dir),
         ),
         auto_index=settings.docs_auto_index,
         # A question asked during the first build waits for it, leaving time for the lookup itself.

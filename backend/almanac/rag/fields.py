@@ -14,10 +14,17 @@ query (0–1):
   paragraph of the chunk's text after its heading;
 - **module** — BM25 over each module's dotted name and the first paragraph of its page (one document per
   module, shared by all its chunks): context from the enclosing unit, the way a search engine scores a
-  page by its site as well as by its own words.
+  page by its site as well as by its own words;
+- **reference** — BM25 over the Python documentation's description of the API (`python_reference.py`; one
+  document per API, shared by the passages documenting it under any module path): what the API is for,
+  in the words developers use, where its docstring is terse;
+- **usage** — BM25 over the words most particular to the code that calls the API (`popularity.characteristic`:
+  `find_executable` around `shutil.which`).
 
-The combined score is `body + lead_weight × lead + module_weight × module` (`FieldWeights`). Chunks from
-sources without `Module` headings (README files, DOCS_PATHS folders) have no module field.
+The combined score is `body + lead × lead_weight + module × module_weight + reference × reference_weight +
+usage × usage_weight` (`FieldWeights`). Chunks from sources without `Module` headings (README files, DOCS_PATHS
+folders) have no module field; APIs the reference does not document, or no indexed code calls, have none of the
+last two.
 
 **Named APIs** (`FieldIndex.named`): the chunks whose API name the question spells out — every part of
 its last name is a word of the question (`threading.Thread` for "start a thread…", `logging.exception`
@@ -30,7 +37,7 @@ symbol is among the candidates even when the rest of its text shares few of the 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -38,6 +45,7 @@ import numpy.typing as npt
 
 from almanac.rag.bm25 import BM25Index, tokenize
 from almanac.rag.chunking import Chunk
+from almanac.rag.popularity import api_key
 from almanac.rag.ranking import name_stems, run_together, symbol_of
 
 _MODULE = re.compile(r"^#*\s*Module `([\w.]+)`")
@@ -45,11 +53,14 @@ _MODULE = re.compile(r"^#*\s*Module `([\w.]+)`")
 
 @dataclass(frozen=True, slots=True)
 class FieldWeights:
-    """Weights of the lead and module fields against the body (each field scaled to 0–1 per query).
-    Chosen on the `dev` half of `bench/doc_questions.jsonl` (0.7 / 0.3 of the grid 0–2 × 0–1)."""
+    """Weights of the fields against the body (each field scaled to 0–1 per query). Chosen on the `dev` half of
+    `bench/doc_questions.jsonl`: lead and module 0.7 / 0.3 of the grid 0–2 × 0–1, reference 0.7 of 0.2–1.5,
+    usage 0.3 of 0.15–0.8."""
 
     lead: float = 0.7
     module: float = 0.3
+    usage: float = 0.3
+    reference: float = 0.7
 
 
 def module_of(chunk: Chunk) -> str:
@@ -98,7 +109,12 @@ def lead(chunk: Chunk) -> str:
 class FieldIndex:
     """The lead and module fields of a list of chunks (rows aligned with the chunks)."""
 
-    def __init__(self, chunks: Sequence[Chunk]) -> None:
+    def __init__(
+        self,
+        chunks: Sequence[Chunk],
+        usage: Mapping[str, str] | None = None,
+        reference: Mapping[str, str] | None = None,
+    ) -> None:
         self.chunks = chunks  # the list these fields were built from
         modules: dict[str, int] = {}
         summaries: dict[str, str] = {}
@@ -118,6 +134,8 @@ class FieldIndex:
         self._modules = BM25Index.build(
             [f"{module.replace('.', ' ')} {summaries.get(module, '')}" for module in modules]
         )
+        self._user, self._usage = _per_api(chunks, usage or {})
+        self._referred, self._reference = _per_api(chunks, reference or {})
 
     def _index_names(self, chunks: Sequence[Chunk]) -> None:
         by_stem: dict[str, list[int]] = {}
@@ -154,7 +172,25 @@ class FieldIndex:
         if weights.module and len(self._modules):
             per_module = np.append(_scaled(self._modules.scores(query)), np.float32(0.0))
             combined = combined + weights.module * per_module[self._owner]  # -1 (no module) → the 0 appended
+        if weights.usage and self._usage is not None:
+            per_api = np.append(_scaled(self._usage.scores(query)), np.float32(0.0))
+            combined = combined + weights.usage * per_api[self._user]
+        if weights.reference and self._reference is not None:
+            per_api = np.append(_scaled(self._reference.scores(query)), np.float32(0.0))
+            combined = combined + weights.reference * per_api[self._referred]
         return combined.astype(np.float32)
+
+
+def _per_api(chunks: Sequence[Chunk], texts: Mapping[str, str]) -> tuple[npt.NDArray[np.int64], BM25Index | None]:
+    """Each chunk's row in a BM25 index over `texts` (one document per API `key`; -1: none), and the index."""
+    keys: dict[str, int] = {}
+    rows = np.full(len(chunks), -1, dtype=np.int64)
+    for row, chunk in enumerate(chunks):
+        symbol = _api_symbol(chunk)
+        k = api_key(symbol) if symbol else ""
+        if k in texts:
+            rows[row] = keys.setdefault(k, len(keys))
+    return rows, (BM25Index.build([texts[k] for k in keys]) if keys else None)
 
 
 def _scaled(scores: npt.NDArray[np.floating]) -> npt.NDArray[np.float32]:

@@ -15,15 +15,15 @@ import importlib.util
 import logging
 import re
 import sys
-from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from email.message import Message
 from pathlib import Path
 from typing import cast
 
 from almanac.rag.chunking import INTERNAL_MARK, Format
 from almanac.rag.introspect import DEFAULT_TIMEOUT_S, Entry, Request, introspect
-from almanac.rag.popularity import references
+from almanac.rag.popularity import contexts, references
 from almanac.rag.reexports import Definition, SourceOf, computed_all, literal_all, reexports, unresolved_exports
 
 log = logging.getLogger(__name__)
@@ -70,6 +70,7 @@ class Document:
     introspect: Request | None = None  # what to ask introspection about this module (None: nothing)
     documented: frozenset[str] = frozenset()  # the names `ast` documented (introspection only fills gaps)
     uses: frozenset[str] = frozenset()  # the qualified names its code uses (`popularity.references`)
+    contexts: Mapping[str, frozenset[str]] = field(default_factory=dict)  # words around them (`popularity.contexts`)
 
 
 def normalise(name: str) -> str:
@@ -343,10 +344,19 @@ class ModuleApi:
     documented: frozenset[str]
     request: Request | None
     uses: frozenset[str] = frozenset()  # the qualified names the module's code uses
+    contexts: Mapping[str, frozenset[str]] = field(default_factory=dict)  # the words around those uses
 
     def document(self, library_id: str, url: str | None) -> Document:
         return Document(
-            library_id, self.module, self.markdown, "markdown", url, self.request, self.documented, self.uses
+            library_id,
+            self.module,
+            self.markdown,
+            "markdown",
+            url,
+            self.request,
+            self.documented,
+            self.uses,
+            self.contexts,
         )
 
 
@@ -389,7 +399,7 @@ def module_api(source: str, module: str, *, is_package: bool = False, source_of:
     gaps = unresolved_exports(tree, module, is_package=is_package, documented=documented)
     request = Request(module, gaps) if gaps is None or gaps else None
     markdown = "\n\n".join(parts) if found else ""
-    return ModuleApi(module, markdown, frozenset(documented), request, references(tree, source))
+    return ModuleApi(module, markdown, frozenset(documented), request, references(tree, source), contexts(tree, source))
 
 
 def _instantiated_by_other_classes(tree: ast.Module) -> set[str]:

@@ -17,7 +17,7 @@ import asyncio
 import hashlib
 import logging
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -40,6 +40,7 @@ from almanac.rag.local_docs import (
 from almanac.rag.local_search import LocalIndex, load_local_index, search_local
 from almanac.rag.popularity import Popularity
 from almanac.rag.priority import LibraryPriority
+from almanac.rag.python_reference import descriptions, to_bytes
 from almanac.rag.vectors import VectorIndex
 from almanac.storage import docs as store
 from almanac.storage.db import Database
@@ -58,7 +59,7 @@ __all__ = [
 ]
 
 log = logging.getLogger(__name__)
-INDEX_VERSION = "6"
+INDEX_VERSION = "7"
 MAX_CHUNKS_PER_LIBRARY = 1500
 Progress = Callable[[str, int, int], None]
 Publish = Callable[[LocalIndex], None]
@@ -73,6 +74,7 @@ class IndexInputs:
     package_names: tuple[str, ...] | None = None  # None: every installed distribution
     stdlib: bool = True
     introspect: bool = True  # also what importing the modules shows, in a subprocess (`introspect.py`)
+    python_docs: Path | None = None  # the Python docs' library reference sources (`python_reference`), if any
 
 
 def collect(inputs: IndexInputs) -> tuple[list[Library], list[Document]]:
@@ -131,11 +133,17 @@ def chunk_all(documents: Sequence[Document]) -> list[Chunk]:
 
 
 def fingerprint(
-    libraries: Sequence[Library], documents: Sequence[Document], model_id: str | None, *, introspect: bool = False
+    libraries: Sequence[Library],
+    documents: Sequence[Document],
+    model_id: str | None,
+    *,
+    introspect: bool = False,
+    reference: Mapping[str, str] | None = None,
 ) -> str:
     """A hash of everything the index depends on. Taken over the sources before introspection: what it
     adds follows from the installed versions (hashed too), so a restart need not import anything."""
     digest = hashlib.sha256(f"{INDEX_VERSION}|{model_id}|{introspect}".encode())
+    digest.update(to_bytes(reference or {}) or b"")
     for library in libraries:
         digest.update(f"{library.id}|{library.version}\n".encode())
     for document in documents:
@@ -163,9 +171,12 @@ async def build_local_index(
     say = progress or (lambda stage, done, total: None)
     say("collecting documents", 0, 0)
     libraries, documents = await asyncio.to_thread(collect_sources, inputs)
+    reference = {}
+    if inputs.python_docs is not None:
+        reference = await asyncio.to_thread(descriptions, inputs.python_docs)
     model_id = embedder.model_id if embedder is not None else None
-    digest = fingerprint(libraries, documents, model_id, introspect=inputs.introspect)
-    lexical_digest = fingerprint(libraries, documents, None, introspect=inputs.introspect)
+    digest = fingerprint(libraries, documents, model_id, introspect=inputs.introspect, reference=reference)
+    lexical_digest = fingerprint(libraries, documents, None, introspect=inputs.introspect, reference=reference)
     async with database.session() as session:
         stored = await store.local_index_fingerprint(session)
     if stored == digest and not force:
@@ -174,13 +185,13 @@ async def build_local_index(
     if inputs.introspect and publish is not None and any(d.introspect is not None for d in documents):
         # Introspection takes a while: serve BM25 over the sources first, as before it existed.
         plain = [replace(document, introspect=None) for document in documents if document.text]
-        early, _ = await _lexical(libraries, plain)
+        early, _ = await _lexical(libraries, plain, reference=reference)
         say("BM25 index of the sources built", len(early.chunks), len(early.chunks))
         await asyncio.to_thread(early.fields)  # built here, not on the first question
         publish(early)
     libraries, documents = await asyncio.to_thread(complete, inputs, libraries, documents)
     say("introspected", len(documents), len(documents))
-    index, texts = await _lexical(libraries, documents, say)
+    index, texts = await _lexical(libraries, documents, say, reference=reference)
     chunks, kept = index.chunks, index.libraries
     if embedder is None or store_lexical:
         await _store(database, index, lexical_digest if embedder else digest)
@@ -199,7 +210,11 @@ async def build_local_index(
 
 
 async def _lexical(
-    libraries: Sequence[Library], documents: Sequence[Document], say: Progress | None = None
+    libraries: Sequence[Library],
+    documents: Sequence[Document],
+    say: Progress | None = None,
+    *,
+    reference: Mapping[str, str] | None = None,
 ) -> tuple[LocalIndex, list[str]]:
     """The BM25 stage of the index (and the indexed text of each chunk); the work runs in threads."""
     chunks = await asyncio.to_thread(chunk_all, documents)
@@ -213,8 +228,11 @@ async def _lexical(
     for chunk in chunks:
         counts[chunk.library or ""] = counts.get(chunk.library or "", 0) + 1
     kept = {lib.id: lib for lib in _unique(libraries).values() if counts.get(lib.id)}
-    popularity = Popularity.count(document.uses for document in documents)
-    return LocalIndex(kept, chunks, bm25, None, None, datetime.now(UTC), popularity=popularity), texts
+    popularity = Popularity.count((d.uses for d in documents), (d.contexts for d in documents))
+    index = LocalIndex(
+        kept, chunks, bm25, None, None, datetime.now(UTC), popularity=popularity, reference=dict(reference or {})
+    )
+    return index, texts
 
 
 async def _embed(
@@ -276,6 +294,7 @@ async def _store(database: Database, index: LocalIndex, digest: str) -> None:
         index.bm25.to_bytes(),
         vectors,
         index.popularity.to_bytes(),
+        to_bytes(index.reference),
     )
     async with database.session() as session:
         await store.replace_local_index(session, libraries=library_rows, chunks=rows, index=row)

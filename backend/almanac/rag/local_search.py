@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import threading
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -24,6 +24,7 @@ from almanac.rag.fields import FieldIndex, FieldWeights
 from almanac.rag.hybrid import HybridConfig, fuse
 from almanac.rag.local_docs import Library
 from almanac.rag.popularity import Popularity
+from almanac.rag.python_reference import from_bytes
 from almanac.rag.retriever import Hit, top_k
 from almanac.rag.vectors import VectorIndex
 from almanac.storage import docs as store
@@ -48,6 +49,7 @@ class LocalIndex:
     hybrid: frozenset[str] | None = None  # vectors complete for these libraries only (None: for all)
     weights: FieldWeights = field(default_factory=FieldWeights)  # the lead and module fields' weights
     popularity: Popularity = field(default_factory=Popularity)  # how much indexed code uses each API
+    reference: Mapping[str, str] = field(default_factory=dict)  # the Python documentation's text of each API
     # Built once per list of chunks and carried over by `dataclasses.replace` (vectors added while
     # embedding progresses do not change it); see `fields()`.
     field_index: FieldIndex | None = field(default=None, repr=False, compare=False)
@@ -62,7 +64,7 @@ class LocalIndex:
         """The lead and module fields of the chunks (built on first use, once)."""
         with self._fields_lock:
             if self.field_index is None or self.field_index.chunks is not self.chunks:
-                self.field_index = FieldIndex(self.chunks)
+                self.field_index = FieldIndex(self.chunks, self.popularity.words, self.reference)
             return self.field_index
 
     def has_vectors(self, library: str | None) -> bool:
@@ -185,6 +187,7 @@ def _materialise(
         row.model_id,
         row.built_at,
         popularity=Popularity.from_bytes(row.popularity),
+        reference=from_bytes(row.reference),
     )
     index.fields()  # here, in the loading thread, not on the first question (~3 s for 60,000 chunks)
     return index

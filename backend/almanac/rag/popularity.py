@@ -12,6 +12,13 @@ An API is looked up by its package and its last name (`asyncio.tasks.gather`, wh
 instances (`proc.communicate()`) cannot be resolved without types and are not counted. The score is
 `log(1 + modules) / log(1 + SATURATION)`, capped at 1: thirty modules using an API is as good a sign as a
 thousand.
+
+The code around an API's uses also says what it is for, often in a developer's words rather than its
+docstring's: the functions calling `shutil.which` are named `find_executable` or `get_uv_path`, those
+calling `urlencode` build query strings. `contexts` collects, per API a module's functions use, the using
+function's name and docstring summary, the identifiers of the line and the comments just above it;
+`characteristic` keeps, per API, the `WORDS` words most particular to its callers, which the local index
+searches as one more field of the API's passages (`fields.py`).
 """
 
 from __future__ import annotations
@@ -24,14 +31,66 @@ from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 
+from almanac.rag.bm25 import tokenize
+
+WORDS = 12  # characteristic words kept per API (`characteristic`)
 SATURATION = 30  # modules using an API for the full score (chosen on the dev half of bench/doc_questions.jsonl)
 _DOTTED = re.compile(r"[A-Za-z_][\w.]*")
+_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_PART = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
 
 
 def references(tree: ast.Module, source: str) -> frozenset[str]:
     """The qualified names a module's code uses through its absolute imports (each once). The imports
     come from the module's statements; their uses from its text (a dotted name after a bound name), which
     is many times faster than walking every expression and differs only in names mentioned in comments."""
+    bound, used = _imports(tree)
+    if bound:
+        for dotted in set(_DOTTED.findall(source)):
+            name = _resolve(dotted, bound)
+            if name:
+                used.add(name)
+    return frozenset(used)
+
+
+def _resolve(dotted: str, bound: Mapping[str, str]) -> str | None:
+    first, _, chain = dotted.rstrip(".").partition(".")
+    if first not in bound:
+        return None
+    return f"{bound[first]}.{chain}" if chain else bound[first]
+
+
+def contexts(tree: ast.Module, source: str) -> dict[str, frozenset[str]]:
+    """For each API (by `key`) a module's functions use, the words around its uses: the using function's
+    name and docstring summary, the identifiers of the line that uses it and the comments just above — how
+    code that calls `shutil.which` talks about it (`find_executable`, "locate the binary on PATH")."""
+    bound, _ = _imports(tree)
+    if not bound:
+        return {}
+    lines = source.splitlines()
+    found: dict[str, set[str]] = {}
+    for node in _statements(tree.body):
+        if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) or node.end_lineno is None:
+            continue
+        doc = ast.get_docstring(node) or ""
+        head = [*_IDENT.findall(node.name), *_IDENT.findall(doc.strip().split("\n", 1)[0])]
+        for number in range(node.lineno, min(node.end_lineno, len(lines))):  # the body, not the `def` line
+            code, _, _ = lines[number].partition("#")
+            keys = {k for dotted in _DOTTED.findall(code) if (name := _resolve(dotted, bound)) and (k := key(name))}
+            if not keys:
+                continue
+            words = [*head, *_IDENT.findall(code)]
+            for above in lines[max(node.lineno, number - 2) : number]:
+                _, hash_, comment = above.partition("#")
+                if hash_:
+                    words.extend(_IDENT.findall(comment))
+            for k in keys:
+                found.setdefault(k, set()).update(words)
+    return {k: frozenset(words) for k, words in found.items()}
+
+
+def _imports(tree: ast.Module) -> tuple[dict[str, str], set[str]]:
+    """The names a module's absolute imports bind (local name → qualified name) and the names imported."""
     bound: dict[str, str] = {}  # local name → qualified name
     used: set[str] = set()
     for node in _statements(tree.body):
@@ -47,12 +106,7 @@ def references(tree: ast.Module, source: str) -> frozenset[str]:
                 if alias.name != "*":
                     bound[alias.asname or alias.name] = f"{node.module}.{alias.name}"
                     used.add(f"{node.module}.{alias.name}")
-    if bound:
-        for dotted in set(_DOTTED.findall(source)):
-            first, _, chain = dotted.rstrip(".").partition(".")
-            if first in bound:
-                used.add(f"{bound[first]}.{chain}" if chain else bound[first])
-    return frozenset(used)
+    return bound, used
 
 
 def _statements(body: Iterable[ast.stmt]) -> Iterator[ast.stmt]:
@@ -80,19 +134,27 @@ def key(name: str) -> str | None:
     return f"{parts[0]}.{parts[-1]}"
 
 
+def api_key(symbol: str) -> str:
+    """What identifies an API across the modules documenting it: its `key` (`asyncio.tasks.Task` and
+    `asyncio.Task` are one class), or a one-part name as it is (the builtin `isinstance`)."""
+    return key(symbol) or symbol
+
+
 @dataclass(frozen=True)
 class Popularity:
-    """The number of indexed modules using each API (by `key`)."""
+    """The number of indexed modules using each API (by `key`), and the words characteristic of the code
+    around its uses (`contexts`), as text."""
 
     modules: Mapping[str, int] = field(default_factory=dict)
+    words: Mapping[str, str] = field(default_factory=dict)
 
     @classmethod
-    def count(cls, uses: Iterable[frozenset[str]]) -> Popularity:
-        """From each module's `references`; a module counts once per key."""
+    def count(cls, uses: Iterable[frozenset[str]], around: Iterable[Mapping[str, frozenset[str]]] = ()) -> Popularity:
+        """From each module's `references` and `contexts`; a module counts once per key (and per word)."""
         counts: Counter[str] = Counter()
         for names in uses:
             counts.update({k for name in names if (k := key(name))})
-        return cls(dict(counts))
+        return cls(dict(counts), characteristic(around))
 
     def score(self, symbol: str) -> float:
         """0–1: how widely the API `symbol` documents is used (0 for a name no indexed code uses)."""
@@ -101,7 +163,8 @@ class Popularity:
         return min(1.0, math.log1p(used) / math.log1p(SATURATION))
 
     def to_bytes(self) -> bytes:
-        return json.dumps(self.modules, separators=(",", ":"), sort_keys=True).encode()
+        stored = {"modules": self.modules, "words": self.words}
+        return json.dumps(stored, separators=(",", ":"), sort_keys=True).encode()
 
     @classmethod
     def from_bytes(cls, data: bytes | None) -> Popularity:
@@ -109,4 +172,48 @@ class Popularity:
         if not data:
             return cls()
         loaded = json.loads(data)
-        return cls({str(k): int(v) for k, v in loaded.items()} if isinstance(loaded, dict) else {})
+        if not isinstance(loaded, dict):
+            return cls()
+        if "modules" not in loaded:  # stored before the words: the counts alone
+            loaded = {"modules": loaded}
+        modules, words = loaded.get("modules", {}), loaded.get("words", {})
+        return cls(
+            {str(k): int(v) for k, v in modules.items()} if isinstance(modules, dict) else {},
+            {str(k): str(v) for k, v in words.items()} if isinstance(words, dict) else {},
+        )
+
+
+def characteristic(around: Iterable[Mapping[str, frozenset[str]]], limit: int = WORDS) -> dict[str, str]:
+    """For each API, the `limit` words of the code around its uses that say most about it: by the number
+    of modules using it with the word, times the word's rarity among all APIs' contexts (so `self`,
+    `value`, `result` drop out). Words are compared stemmed; each is kept in its shortest spelling."""
+    per_key: dict[str, Counter[str]] = {}
+    spelling: dict[str, str] = {}
+    for module in around:
+        for k, words in module.items():
+            stems = set()
+            for word in words:
+                for stem, surface in _stems(word):
+                    stems.add(stem)
+                    if len(surface) < len(spelling.get(stem, surface + "_")):
+                        spelling[stem] = surface
+            per_key.setdefault(k, Counter()).update(stems - _own_stems(k))
+    spread: Counter[str] = Counter()
+    for counter in per_key.values():
+        spread.update(counter.keys())
+    total = len(per_key)
+    chosen: dict[str, str] = {}
+    for k, counter in per_key.items():
+        weighed = sorted(counter, key=lambda stem: (-counter[stem] * math.log(total / spread[stem]), stem))
+        chosen[k] = " ".join(spelling[stem] for stem in weighed[:limit])
+    return {k: text for k, text in chosen.items() if text}
+
+
+def _stems(word: str) -> list[tuple[str, str]]:
+    """(stem, lower-case word) for a word and each part of an identifier (as BM25 tokenises)."""
+    parts = [word.lower(), *(p.lower() for p in _PART.findall(word))] if "_" in word or not word.islower() else [word]
+    return [(stems[0], part) for part in dict.fromkeys(parts) if (stems := tokenize(part))]
+
+
+def _own_stems(k: str) -> set[str]:
+    return {stem for part in k.split(".") for stem, _ in _stems(part)}

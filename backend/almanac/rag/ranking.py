@@ -38,6 +38,7 @@ from dataclasses import dataclass
 
 from almanac.rag.bm25 import tokenize
 from almanac.rag.chunking import Chunk
+from almanac.rag.popularity import api_key
 from almanac.rag.priority import MOST_ASKED, library_name
 
 _SYMBOL = re.compile(r"`(?:class |async )*([A-Za-z_][\w.]*)")
@@ -187,11 +188,11 @@ def arrange(
 def diversify(chunks: Sequence[Chunk], scores: Sequence[float], weight: float, limit: int) -> list[Candidate]:
     """Greedy selection by score less `weight` × the overlap with the most similar chosen passage (another
     piece of the same API's documentation counts as `SAME_API`, twice a full overlap: it shows no API the reader
-    has not seen, however well it scores); exact repeats of a chosen passage's text are
-    dropped."""
+    has not seen, however well it scores — the same API under another module path, `asyncio.tasks.Task` for
+    `asyncio.Task`, included); exact repeats of a chosen passage's text are dropped."""
     remaining = sorted(range(len(chunks)), key=lambda i: -scores[i])[: 2 * limit]  # stable: fused order on ties
     words = {i: frozenset(_WORD.findall(chunks[i].text.lower())) for i in remaining}
-    symbols = {i: symbol_of(chunks[i]) for i in remaining}
+    symbols = {i: api_key(symbol_of(chunks[i])) for i in remaining}
     seen_texts: set[str] = set()
     chosen: list[Candidate] = []
     overlap = dict.fromkeys(remaining, 0.0)

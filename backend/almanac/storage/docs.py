@@ -49,6 +49,7 @@ class IndexRow:
     bm25: bytes
     vectors: bytes | None
     popularity: bytes | None = None  # `rag.popularity.Popularity.to_bytes`
+    reference: bytes | None = None  # `rag.python_reference.to_bytes`
 
 
 async def cached_response(session: AsyncSession, *, key: str, now: datetime) -> CachedResponse | None:
@@ -123,6 +124,7 @@ async def replace_local_index(
             bm25=index.bm25,
             vectors=index.vectors,
             popularity=index.popularity,
+            reference=index.reference,
         )
     )
 
@@ -141,7 +143,14 @@ async def local_index(session: AsyncSession) -> tuple[list[LibraryRow], list[Chu
         for r in (await session.execute(select(DocChunk).order_by(DocChunk.seq))).scalars()
     ]
     index = IndexRow(
-        row.built_at, row.chunk_count, row.fingerprint, row.model_id, row.bm25, row.vectors, row.popularity
+        row.built_at,
+        row.chunk_count,
+        row.fingerprint,
+        row.model_id,
+        row.bm25,
+        row.vectors,
+        row.popularity,
+        row.reference,
     )
     return libraries, chunks, index
 

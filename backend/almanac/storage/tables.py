@@ -278,6 +278,7 @@ class DocIndex(Base):
     bm25: Mapped[bytes] = mapped_column(LargeBinary)
     vectors: Mapped[bytes | None] = mapped_column(LargeBinary, default=None)
     popularity: Mapped[bytes | None] = mapped_column(LargeBinary, default=None)  # API → modules using it (JSON)
+    reference: Mapped[bytes | None] = mapped_column(LargeBinary, default=None)  # API → Python docs' text (JSON)
 
 
 class GatewayUsage(Base):

@@ -2,6 +2,7 @@
 its module's summary, so the API that says what the question asks for outranks long passages that merely
 mention the words."""
 
+from dataclasses import replace
 from datetime import UTC, datetime
 
 from almanac.rag.bm25 import BM25Index
@@ -95,8 +96,6 @@ def test_plain_documents_without_api_headings_keep_their_body_order() -> None:
 
 
 def test_the_field_index_is_built_once_per_list_of_chunks() -> None:
-    from dataclasses import replace
-
     chunks = [module_page("shutil", "Utility functions for files."), api("shutil.rmtree", "Delete a tree.")]
     index = index_of(chunks)
     built = index.fields()
@@ -105,6 +104,38 @@ def test_the_field_index_is_built_once_per_list_of_chunks() -> None:
     # Other chunks get fields of their own.
     other = replace(index, chunks=[*chunks, api("shutil.which", "Find a program.")])
     assert other.fields() is not built and other.fields().chunks is other.chunks
+
+
+# --- what is said about an API elsewhere: the Python documentation, the code that calls it ---
+
+# The answer's docstring does not use the question's words; a competitor's does.
+WHICH = [
+    api("shutil.which", "Given a command, mode, and a PATH string, return the path which conforms to the mode."),
+    api("toolkit.bundled", "The full executable the toolkit ships, from its bin folder."),
+]
+QUESTION = "find the full path of an executable on PATH"
+
+
+def test_the_python_documentations_description_lifts_the_api_it_describes() -> None:
+    body = BM25Index.build([chunk.text for chunk in WHICH]).scores(QUESTION)
+    reference = {"shutil.which": "Return the path to an executable which would be run if the given cmd was called."}
+    fields = FieldIndex(WHICH, reference=reference)
+    without = fields.scores(QUESTION, body, FieldWeights(reference=0.0))
+    assert without[1] > without[0]
+    assert (scores := fields.scores(QUESTION, body, DEFAULT))[0] > scores[1]
+    # the index passes its stored descriptions to its fields
+    index = replace(index_of(WHICH), reference=reference)
+    assert [hit.index for hit in index.lexical(QUESTION, 2, None)] == [0, 1]
+
+
+def test_the_words_of_the_code_calling_an_api_lift_it() -> None:
+    body = BM25Index.build([chunk.text for chunk in WHICH]).scores(QUESTION)
+    fields = FieldIndex(WHICH, usage={"shutil.which": "executable binary locate find program"})
+    assert (
+        fields.scores(QUESTION, body, FieldWeights(usage=0.0))[1]
+        > fields.scores(QUESTION, body, FieldWeights(usage=0.0))[0]
+    )
+    assert (scores := fields.scores(QUESTION, body, FieldWeights(usage=1.0)))[0] > scores[1]
 
 
 # --- named APIs: a chunk whose API name the question spells out is a candidate, however far its text ---

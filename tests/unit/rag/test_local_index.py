@@ -1,5 +1,6 @@
 """The local index on SQLite and PostgreSQL: built once, stored, loaded, searched per library."""
 
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -67,6 +68,25 @@ async def test_the_local_source_finds_libraries_and_corpora(sqlite_url: str, bui
         await source.corpus(source.everything().__class__("/pypi/nope", "nope"), "x")
     everywhere = await source.corpus(source.everything(), "credits")
     assert await everywhere.search("packs never expire", 1)
+
+
+async def test_the_python_documentations_descriptions_are_stored_with_the_index(
+    database_url: str, build: Any, tmp_path: Path
+) -> None:
+    services, _ = build(database_url)
+    reference = tmp_path / "library"
+    reference.mkdir()
+    (reference / "smmap.rst.txt").write_text(
+        ".. module:: smmap\n\n.. class:: SlidingWindowMapManager\n\n   Maps windows.\n"
+    )
+    inputs = IndexInputs(docs_paths=(docs_folder(tmp_path),), package_names=("smmap",), stdlib=False)
+    assert (await build_local_index(services.database, replace(inputs, python_docs=reference), None))[0]
+    index = await load_local_index(services.database)
+    assert index is not None and index.reference == {"smmap.SlidingWindowMapManager": "Maps windows."}
+    # a changed reference is a changed input: the index is rebuilt
+    (reference / "smmap.rst.txt").write_text(".. module:: smmap\n\n.. function:: align_to_mmap()\n\n   Aligns.\n")
+    assert (await build_local_index(services.database, replace(inputs, python_docs=reference), None))[0]
+    assert (await build_local_index(services.database, replace(inputs, python_docs=reference), None)) == (False, 0)
 
 
 async def test_an_unbuilt_index_says_how_to_build_it() -> None:

@@ -3,7 +3,7 @@
 import ast
 from textwrap import dedent
 
-from almanac.rag.popularity import SATURATION, Popularity, references
+from almanac.rag.popularity import SATURATION, Popularity, characteristic, contexts, references
 
 
 def refs(source: str) -> frozenset[str]:
@@ -79,3 +79,53 @@ def test_a_long_elif_chain_is_read_without_recursion() -> None:
     branches = "".join(f"elif x == {i}:\n    import json\n" for i in range(1500))  # deeper than recursion allows
     source = f"if x:\n    pass\n{branches}json.dumps(x)\n"
     assert "json.dumps" in references(ast.parse(source), source)
+
+
+def around(source: str) -> dict[str, frozenset[str]]:
+    source = dedent(source)
+    return contexts(ast.parse(source), source)
+
+
+def test_the_words_around_a_use_are_the_callers_name_docstring_line_and_comments_above() -> None:
+    found = around(
+        '''
+        import shutil
+        from urllib.parse import urlencode
+
+        def find_program(name):
+            """Locate a tool on the search path."""
+            # look for the binary
+            exe = shutil.which(name)
+            return exe
+
+        def build_link(params):
+            return "?" + urlencode(params)
+
+        shutil.rmtree("at module level")  # not in a function: no context
+        '''
+    )
+    assert {"find_program", "Locate", "tool", "look", "binary", "exe", "name"} <= found["shutil.which"]
+    assert {"build_link", "params"} <= found["urllib.urlencode"]  # keyed like `key`
+    assert "build_link" not in found["shutil.which"] and "shutil.rmtree" not in found
+
+
+def test_an_apis_characteristic_words_are_those_its_callers_share_and_others_do_not() -> None:
+    modules = [
+        {"shutil.which": frozenset({"find_executable", "shutil", "self"}), "json.loads": frozenset({"self", "parse"})},
+        {"shutil.which": frozenset({"locate_binary", "shutil", "self"}), "json.loads": frozenset({"value", "payload"})},
+        {"shutil.which": frozenset({"executable", "self"}), "os.getenv": frozenset({"self", "value"})},
+    ]
+    words = characteristic(modules, limit=3)["shutil.which"].split()
+    assert words[0] == "executable"  # in two of its callers (`find_executable` split into its parts)
+    assert "self" not in words  # said around every API's uses
+    assert "shutil" not in words  # its own name adds nothing
+
+
+def test_the_words_survive_storage_and_counts_stored_without_them_still_load() -> None:
+    popularity = Popularity.count(
+        [frozenset({"shutil.which"})], [{"shutil.which": frozenset({"find_executable"})}, {"json.loads": frozenset()}]
+    )
+    assert "executable" in popularity.words["shutil.which"]
+    assert Popularity.from_bytes(popularity.to_bytes()) == popularity
+    older = Popularity.from_bytes(b'{"shutil.which": 3}')  # an index stored before the words
+    assert older.modules == {"shutil.which": 3} and older.words == {}

@@ -98,6 +98,15 @@ def test_more_pieces_of_one_apis_documentation_give_way_to_other_apis() -> None:
     assert ranked[:2] == ["toolkit.serializer", "toolkit.Model.to_dict"]
 
 
+def test_one_api_documented_under_two_module_paths_is_one_api() -> None:
+    # `asyncio.Task` is documented where users import it and where it is defined (`asyncio.tasks.Task`).
+    where_defined = api("toolkit.tasks.Task", "A future wrapping a running coroutine; cancel it with cancel().")
+    where_imported = api("toolkit.Task", "A Future-like object that runs a coroutine; cancellation requests stop it.")
+    group = api("toolkit.TaskGroup", "An asynchronous context manager holding a group of tasks.")
+    ranked = order("cancel a task group", [where_defined, where_imported, group], [9, 9, 7], limit=2)
+    assert ranked == ["toolkit.tasks.Task", "toolkit.TaskGroup"]
+
+
 def test_exact_repeats_of_a_passage_are_dropped() -> None:
     one = api("toolkit.flatten", "Return one list.")
     again = Chunk("other", one.text, one.title, None, one.library, 1, 10)
