@@ -23,7 +23,7 @@ from typing import cast
 
 from almanac.rag.chunking import INTERNAL_MARK, Format
 from almanac.rag.introspect import DEFAULT_TIMEOUT_S, Entry, Request, introspect
-from almanac.rag.popularity import contexts, references
+from almanac.rag.popularity import usage
 from almanac.rag.reexports import Definition, SourceOf, computed_all, literal_all, reexports, unresolved_exports
 
 log = logging.getLogger(__name__)
@@ -69,8 +69,8 @@ class Document:
     source_url: str | None
     introspect: Request | None = None  # what to ask introspection about this module (None: nothing)
     documented: frozenset[str] = frozenset()  # the names `ast` documented (introspection only fills gaps)
-    uses: frozenset[str] = frozenset()  # the qualified names its code uses (`popularity.references`)
-    contexts: Mapping[str, frozenset[str]] = field(default_factory=dict)  # words around them (`popularity.contexts`)
+    uses: frozenset[str] = frozenset()  # the qualified names its code uses (`popularity.usage`)
+    contexts: Mapping[str, frozenset[str]] = field(default_factory=dict)  # the words around those uses
 
 
 def normalise(name: str) -> str:
@@ -372,7 +372,7 @@ def module_api(source: str, module: str, *, is_package: bool = False, source_of:
     say. Helpers are marked internal (`INTERNAL_MARK`): with a literal `__all__`, what it leaves out;
     without one, classes that only the module's other classes instantiate (Starlette's `GZipResponder`
     behind `GZipMiddleware`). Names it exports that are not documented here are left to introspection.
-    Also the names its code uses (`popularity.references`)."""
+    Also the names its code uses and the words around those uses (`popularity.usage`)."""
     try:
         tree = ast.parse(source)
     except (SyntaxError, ValueError, RecursionError):  # RecursionError: nested too deep for ast
@@ -399,7 +399,7 @@ def module_api(source: str, module: str, *, is_package: bool = False, source_of:
     gaps = unresolved_exports(tree, module, is_package=is_package, documented=documented)
     request = Request(module, gaps) if gaps is None or gaps else None
     markdown = "\n\n".join(parts) if found else ""
-    return ModuleApi(module, markdown, frozenset(documented), request, references(tree, source), contexts(tree, source))
+    return ModuleApi(module, markdown, frozenset(documented), request, *usage(tree, source))
 
 
 def _instantiated_by_other_classes(tree: ast.Module) -> set[str]:

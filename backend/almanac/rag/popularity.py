@@ -24,6 +24,7 @@ searches as one more field of the API's passages (`fields.py`).
 from __future__ import annotations
 
 import ast
+import bisect
 import json
 import math
 import re
@@ -35,7 +36,6 @@ from almanac.rag.bm25 import tokenize
 
 WORDS = 12  # characteristic words kept per API (`characteristic`)
 SATURATION = 30  # modules using an API for the full score (chosen on the dev half of bench/doc_questions.jsonl)
-_DOTTED = re.compile(r"[A-Za-z_][\w.]*")
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _PART = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
 
@@ -44,55 +44,21 @@ def references(tree: ast.Module, source: str) -> frozenset[str]:
     """The qualified names a module's code uses through its absolute imports (each once). The imports
     come from the module's statements; their uses from its text (a dotted name after a bound name), which
     is many times faster than walking every expression and differs only in names mentioned in comments."""
-    bound, used = _imports(tree)
-    if bound:
-        for dotted in set(_DOTTED.findall(source)):
-            name = _resolve(dotted, bound)
-            if name:
-                used.add(name)
-    return frozenset(used)
-
-
-def _resolve(dotted: str, bound: Mapping[str, str]) -> str | None:
-    first, _, chain = dotted.rstrip(".").partition(".")
-    if first not in bound:
-        return None
-    return f"{bound[first]}.{chain}" if chain else bound[first]
+    return usage(tree, source)[0]
 
 
 def contexts(tree: ast.Module, source: str) -> dict[str, frozenset[str]]:
     """For each API (by `key`) a module's functions use, the words around its uses: the using function's
     name and docstring summary, the identifiers of the line that uses it and the comments just above — how
     code that calls `shutil.which` talks about it (`find_executable`, "locate the binary on PATH")."""
-    bound, _ = _imports(tree)
-    if not bound:
-        return {}
-    lines = source.splitlines()
-    found: dict[str, set[str]] = {}
-    for node in _statements(tree.body):
-        if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) or node.end_lineno is None:
-            continue
-        doc = ast.get_docstring(node) or ""
-        head = [*_IDENT.findall(node.name), *_IDENT.findall(doc.strip().split("\n", 1)[0])]
-        for number in range(node.lineno, min(node.end_lineno, len(lines))):  # the body, not the `def` line
-            code, _, _ = lines[number].partition("#")
-            keys = {k for dotted in _DOTTED.findall(code) if (name := _resolve(dotted, bound)) and (k := key(name))}
-            if not keys:
-                continue
-            words = [*head, *_IDENT.findall(code)]
-            for above in lines[max(node.lineno, number - 2) : number]:
-                _, hash_, comment = above.partition("#")
-                if hash_:
-                    words.extend(_IDENT.findall(comment))
-            for k in keys:
-                found.setdefault(k, set()).update(words)
-    return {k: frozenset(words) for k, words in found.items()}
+    return usage(tree, source)[1]
 
 
-def _imports(tree: ast.Module) -> tuple[dict[str, str], set[str]]:
-    """The names a module's absolute imports bind (local name → qualified name) and the names imported."""
+def usage(tree: ast.Module, source: str) -> tuple[frozenset[str], dict[str, frozenset[str]]]:
+    """`references` and `contexts` of a module, from one walk of its statements and one scan of its text."""
     bound: dict[str, str] = {}  # local name → qualified name
     used: set[str] = set()
+    functions: list[ast.FunctionDef | ast.AsyncFunctionDef] = []
     for node in _statements(tree.body):
         if isinstance(node, ast.Import):
             for alias in node.names:
@@ -106,7 +72,49 @@ def _imports(tree: ast.Module) -> tuple[dict[str, str], set[str]]:
                 if alias.name != "*":
                     bound[alias.asname or alias.name] = f"{node.module}.{alias.name}"
                     used.add(f"{node.module}.{alias.name}")
-    return bound, used
+        elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            functions.append(node)  # outer before inner: an inner function's lines are its own
+    if not bound:
+        return frozenset(used), {}
+    uses = re.compile(r"(?<![\w.])(?:" + "|".join(map(re.escape, bound)) + r")\b[\w.]*")
+    starts = [0, *(m.end() for m in re.finditer("\n", source))]  # where each line begins
+    owner = [-1] * len(starts)  # line → the innermost function it belongs to (body lines only)
+    for number, node in enumerate(functions):
+        if node.end_lineno is not None:
+            owner[node.lineno : node.end_lineno] = [number] * (node.end_lineno - node.lineno)
+    lines = source.split("\n")
+    by_line: dict[int, set[str]] = {}
+    for match in uses.finditer(source):
+        name = _resolve(match.group(), bound)
+        if name is None:
+            continue
+        used.add(name)
+        line = bisect.bisect_right(starts, match.start()) - 1
+        if owner[line] >= 0 and (k := key(name)) and "#" not in source[starts[line] : match.start()]:
+            by_line.setdefault(line, set()).add(k)
+    found: dict[str, set[str]] = {}
+    heads: dict[int, list[str]] = {}
+    for line, keys in by_line.items():
+        number = owner[line]
+        if number not in heads:
+            node = functions[number]
+            summary = (ast.get_docstring(node) or "").strip().split("\n", 1)[0]
+            heads[number] = [*_IDENT.findall(node.name), *_IDENT.findall(summary)]
+        words = [*heads[number], *_IDENT.findall(lines[line].partition("#")[0])]
+        for above in lines[max(functions[number].lineno, line - 2) : line]:
+            _, hash_, comment = above.partition("#")
+            if hash_:
+                words.extend(_IDENT.findall(comment))
+        for k in keys:
+            found.setdefault(k, set()).update(words)
+    return frozenset(used), {k: frozenset(words) for k, words in found.items()}
+
+
+def _resolve(dotted: str, bound: Mapping[str, str]) -> str | None:
+    first, _, chain = dotted.rstrip(".").partition(".")
+    if first not in bound:
+        return None
+    return f"{bound[first]}.{chain}" if chain else bound[first]
 
 
 def _statements(body: Iterable[ast.stmt]) -> Iterator[ast.stmt]:
