@@ -57,7 +57,8 @@ _TITLED = re.compile(r"^(.*?)\s*<[^>]*>$")
 _LINK = re.compile(r"`([^`<]+?)\s*<[^>`]+>`_{1,2}")
 _FOOTNOTE = re.compile(r"\s*\[#?[\w-]*\]_")
 _LITERAL = re.compile(r"``(.+?)``")
-_EMPHASIS = re.compile(r"(?<![\w*])\*{1,2}([^*\s][^*]*?)\*{1,2}(?![\w*])")
+_EMPHASIS = re.compile(r"(?<![\w*`])\*{1,2}([^*`\s][^*`]*?)\*{1,2}(?![\w*`])")
+_COMMENT = re.compile(r"^\s*\.\.(?:\s|$)(?!\s*[\w-]+::)")  # `.. a comment`, `.. _label:`
 _UNDERLINE = re.compile(r"^([=\-~^\"'`#*+]){3,}\s*$")
 _SKIPPED = frozenset({"index", "sectionauthor", "moduleauthor", "toctree", "tabularcolumns", "highlight", "include"})
 _SKIPPED |= frozenset({"literalinclude", "image", "figure", "testsetup", "testcleanup", "testoutput", "rubric"})
@@ -236,7 +237,7 @@ def _description(body: list[str], kind: str, module: str, owner: str | None) -> 
             inner, i = _block(body, i, indent)
             members += _entries(match.group(2), match.group(3).strip(), inner, module, owner)
             continue
-        if match and match.group(2) in _SKIPPED:
+        if (match and match.group(2) in _SKIPPED) or _COMMENT.match(line):
             _, i = _block(body, i, _indent(line))
             continue
         if match:

@@ -29,10 +29,12 @@ The :mod:`toolbox` module offers tools.
 
    .. versionadded:: 3.3
 
+   .. XXX say more about modes
+
 .. function:: pack(data)
               unpack(blob)
 
-   Convert between data and blobs.
+   Convert between data and blobs; the ``*`` and ``**`` forms are kept.
 
 .. class:: Crate(size)
 
@@ -93,7 +95,9 @@ def test_each_object_directive_gives_its_qualified_name_and_plain_description() 
     }
     assert found["toolbox.locate"].startswith("Return the path to an executable which would run for cmd, or `None`")
     assert "See also `os.access` and `os.path.join`." in found["toolbox.locate"]  # roles as code spans
-    assert found["toolbox.pack"] == found["toolbox.unpack"] == "Convert between data and blobs."
+    assert "XXX" not in found["toolbox.locate"]  # a reST comment is no text
+    packing = "Convert between data and blobs; the `*` and `**` forms are kept."  # literals are not emphasis
+    assert found["toolbox.pack"] == found["toolbox.unpack"] == packing
     assert found["toolbox.Crate"] == "A crate of a given size."  # its members are not part of its own text
     # a wrapped line that starts with a role is text, not a directive option
     sealed = "Close the crate for shipping; a sealed crate raises `CrateError` when opened."
