@@ -269,6 +269,19 @@ _SPLITTERS = {
 }
 
 
+def open_fence(text: str) -> str | None:
+    """The fence (```` ``` ```` or `~~~`, as long as it was opened) that `text` leaves open at its end, if any:
+    what must follow it so that no later heading is swallowed by a code block."""
+    fence: str | None = None
+    for line in text.splitlines():
+        m = _FENCE_RE.match(line)
+        if fence is None and m:
+            fence = m.group(1)
+        elif fence is not None and m and m.group(1)[0] == fence[0] and len(m.group(1)) >= len(fence):
+            fence = None
+    return fence
+
+
 def _unfenced_indices(lines: list[str]) -> Iterator[int]:
     """Yield indices of lines that are outside fenced code blocks (fence lines excluded)."""
     fence: str | None = None

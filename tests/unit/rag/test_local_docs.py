@@ -108,6 +108,16 @@ def test_an_unclosed_code_fence_in_a_docstring_does_not_swallow_the_next_section
     assert any(chunk.title.endswith("class `m.B`") and "Bee." in chunk.text for chunk in chunks)
 
 
+def test_a_rest_heading_underlined_with_tildes_does_not_swallow_the_modules_functions() -> None:
+    from almanac.rag.chunking import chunk_document
+    from almanac.rag.ranking import symbol_of
+
+    # `ast`'s own docstring: a reST title whose `~~~` underline reads as a Markdown code fence
+    source = '"""\nast\n~~~\n\nThe ast module helps to process trees.\n"""\n\ndef parse(source):\n    """Parse."""\n'
+    chunks = chunk_document(module_markdown(source, "ast"), fmt="markdown")
+    assert "ast.parse" in [symbol_of(chunk) for chunk in chunks]
+
+
 def test_helpers_left_out_of_all_are_marked_internal() -> None:
     text = module_markdown('__all__ = ["Client"]\nclass Client:\n    pass\nclass Pool:\n    pass\n', "m")
     assert "## class `m.Client`\n" in text + "\n"
