@@ -282,6 +282,17 @@ def open_fence(text: str) -> str | None:
     return fence
 
 
+def without_headings(text: str) -> str:
+    """`text` with its Markdown headings (outside code blocks) made bold paragraphs: for text placed under a
+    heading of its own, such as a docstring's `## Example` under its API's heading, which would otherwise
+    end the API's section and start one of its own."""
+    lines = text.splitlines()
+    for i in _unfenced_indices(lines):
+        if m := _ATX_RE.match(lines[i]):
+            lines[i] = f"**{m.group(2)}**" if m.group(2) else ""
+    return "\n".join(lines)
+
+
 def _unfenced_indices(lines: list[str]) -> Iterator[int]:
     """Yield indices of lines that are outside fenced code blocks (fence lines excluded)."""
     fence: str | None = None

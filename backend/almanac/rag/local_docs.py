@@ -21,7 +21,7 @@ from email.message import Message
 from pathlib import Path
 from typing import cast
 
-from almanac.rag.chunking import INTERNAL_MARK, Format, open_fence
+from almanac.rag.chunking import INTERNAL_MARK, Format, open_fence, without_headings
 from almanac.rag.introspect import DEFAULT_TIMEOUT_S, Entry, Request, introspect
 from almanac.rag.popularity import usage
 from almanac.rag.reexports import Definition, SourceOf, computed_all, literal_all, reexports, unresolved_exports
@@ -467,10 +467,11 @@ def _function_markdown(
 
 
 def _fenced(docstring: str) -> str:
-    """A docstring whose code fences are closed: an unclosed ``` (a slip some docstrings have), or a reST
-    heading underlined with `~~~` (`ast`'s), would otherwise open a code block that swallows every heading
-    after it, and with them the sections of the rest of the module. Closed with the fence it opened."""
-    text = docstring.strip()
+    """A docstring as the text of its API's section: its code fences closed — an unclosed ``` (a slip some
+    docstrings have), or a reST heading underlined with `~~~` (`ast`'s), would otherwise open a code block that
+    swallows every heading after it, and with them the sections of the rest of the module — and its own
+    Markdown headings (`## Example` in FastAPI's) made bold, so that they do not end the API's section."""
+    text = without_headings(docstring.strip())
     fence = open_fence(text)
     return f"{text}\n{fence}" if fence else text
 

@@ -118,6 +118,17 @@ def test_a_rest_heading_underlined_with_tildes_does_not_swallow_the_modules_func
     assert "ast.parse" in [symbol_of(chunk) for chunk in chunks]
 
 
+def test_a_markdown_heading_in_a_docstring_stays_in_its_apis_section() -> None:
+    from almanac.rag.chunking import chunk_document
+    from almanac.rag.ranking import symbol_of
+
+    docstring = "An app.\n\n    ## Example\n\n    ```python\n    # not a heading\n    App()\n    ```\n    "
+    source = f'class App:\n    """{docstring}"""\n'
+    chunks = chunk_document(module_markdown(source, "web"), fmt="markdown")
+    assert [symbol_of(chunk) for chunk in chunks if "App()" in chunk.text] == ["web.App"]
+    assert any("**Example**" in chunk.text and "# not a heading" in chunk.text for chunk in chunks)
+
+
 def test_helpers_left_out_of_all_are_marked_internal() -> None:
     text = module_markdown('__all__ = ["Client"]\nclass Client:\n    pass\nclass Pool:\n    pass\n', "m")
     assert "## class `m.Client`\n" in text + "\n"
