@@ -116,6 +116,14 @@ class BM25Index:
             return np.zeros(self._size, dtype=np.float32)
         return np.asarray(self._engine.get_scores_from_ids(ids), dtype=np.float32)
 
+    def document_frequency(self, term: str) -> int:
+        """How many indexed texts contain ``term`` (one term as ``tokenize`` gives it: lower-case, stemmed)."""
+        ids = self._engine.get_tokens_ids([term]) if self._size else []
+        if not ids:
+            return 0
+        indptr = self._engine.scores["indptr"]
+        return int(indptr[ids[0] + 1] - indptr[ids[0]])
+
     def search(self, query: str, k: int) -> list[Hit]:
         """At most ``k`` texts that share a term with ``query``, best BM25 score first."""
         return top_k(self.scores(query), k, positive_only=True)

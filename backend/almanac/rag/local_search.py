@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import math
 import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -33,6 +34,7 @@ from almanac.storage.db import Database
 log = logging.getLogger(__name__)
 
 NAMED_CANDIDATES = 30  # chunks whose API name the question spells out, added to the lexical candidates
+RARE_CHUNKS = 100  # a term in at most this many chunks is fully telling in an API's name (`rarity`; chosen on dev)
 
 
 @dataclass
@@ -97,6 +99,15 @@ class LocalIndex:
         if self.vectors is None or not self.has_vectors(library):
             return []
         return _restricted(self.vectors.scores(vector), self._rows(library), k)
+
+    def rarity(self, term: str) -> float:
+        """0–1: how telling a question's term (stemmed) is as part of an API's name: 1 for a term in at most
+        RARE_CHUNKS chunks (`semaphore`, `gather`), less the more chunks contain it (`path`, `random`,
+        `directory`), by its inverse document frequency; 1 for a term no chunk has."""
+        total, having = len(self.chunks), self.bm25.document_frequency(term)
+        if having <= RARE_CHUNKS or total <= RARE_CHUNKS:
+            return 1.0
+        return max(0.0, math.log(total / having) / math.log(total / RARE_CHUNKS))
 
     def share(self, word: str, library: str) -> float:
         """The share of the chunks containing `word` (as BM25 terms) that belong to `library`: near 1 for a

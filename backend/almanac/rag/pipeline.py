@@ -158,6 +158,7 @@ class DocumentationPipeline:
         chunks = [searched.chunks[hit.index] for hit in hits]
         config = self.ranking if weight == 1.0 else _scaled(self.ranking, weight)
         usage = searched.index.popularity.score if isinstance(searched, LocalCorpus) else None
+        rarity = searched.index.rarity if isinstance(searched, LocalCorpus) else None
         order = arrange(
             query,
             chunks,
@@ -167,6 +168,7 @@ class DocumentationPipeline:
             limit=self.candidates,
             usage=usage,
             expected=apis,
+            rarity=rarity,
         )
         chunks = [chunks[c.index] for c in order]
         ordered = [c.score for c in order]

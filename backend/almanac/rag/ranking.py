@@ -6,8 +6,9 @@ Each candidate's fused score is scaled to the candidates' range (0–1) and adju
 - **the exact symbol first** — a passage documenting an API (not a module page) whose name is a word of the question
   (`gather` in "gather the results of several coroutines"), or two of its words run together (`deepcopy`
   in "make a deep copy"), gains `symbol_bonus` (in proportion to the share of the name's parts the
-  question has: `TemporaryDirectory` → "temporary", "directory"), and a little more when its class is
-  named too (`AsyncClient` for `AsyncClient.stream`);
+  question has: `TemporaryDirectory` → "temporary", "directory"; each word weighed by how rare it is among the
+  passages, so that a common word such as "path" or "random" says little for `pathlib.Path` or `random.Random`),
+  and a little more when its class is named too (`AsyncClient` for `AsyncClient.stream`);
 - **a library hint** — passages of the library the question names gain `library_bonus` when the search
   ran over every library (a name that is an ordinary word is a hint, never a filter);
 - **the libraries people use** — with several libraries searched, passages of the everyday standard
@@ -109,16 +110,18 @@ def name_stems(name: str) -> list[str]:
     return [stem for part in _PART.findall(name) for stem in tokenize(part)[:1]]
 
 
-def name_match(name: str, terms: frozenset[str]) -> float:
+def name_match(name: str, terms: frozenset[str], rarity: Callable[[str], float] | None = None) -> float:
     """The share (0–1) of a name's parts that are words of the question: `gather` 1, `get_close_matches`
-    for "closest matching word" 1/3. Stopword-only names never match."""
+    for "closest matching word" 1/3, each part weighed by `rarity` when given (a common word such as `path`
+    in `Path` counts less). Stopword-only names never match."""
     stems = name_stems(name)
     if not stems:
         return 0.0
+    weigh = rarity or (lambda stem: 1.0)
     whole = tokenize(name)[:1]
     if whole and whole[0] in terms:
-        return 1.0
-    return sum(1 for stem in stems if stem in terms) / len(stems)
+        return weigh(whole[0])
+    return sum(weigh(stem) for stem in stems if stem in terms) / len(stems)
 
 
 def prior(library: str, config: RankingConfig = RankingConfig()) -> float:
@@ -152,10 +155,12 @@ def arrange(
     limit: int | None = None,
     usage: Callable[[str], float] | None = None,
     expected: Sequence[str] = (),
+    rarity: Callable[[str], float] | None = None,
 ) -> list[Candidate]:
     """The candidates (`chunks` with their fused `scores`, best first) in their final order, at most
     `limit`; `hint` is the library ID whose passages gain `library_bonus`, `usage` how widely code uses an
-    API, 0–1, `expected` the APIs the chat model named (see the module docstring)."""
+    API, 0–1, `expected` the APIs the chat model named, `rarity` how telling each (stemmed) question word is
+    in an API's name, 0–1 (see the module docstring)."""
     if not chunks:
         return []
     terms = question_terms(question)
@@ -168,9 +173,9 @@ def arrange(
         symbol = symbol_of(chunk)
         if symbol and not chunk.title.rsplit(" > ", 1)[-1].startswith("Module "):  # a module is no API name
             *owners, name = symbol.split(".")
-            value += config.symbol_bonus * name_match(name, terms)
+            value += config.symbol_bonus * name_match(name, terms, rarity)
             if owners and owners[-1][:1].isupper():
-                value += config.owner_bonus * name_match(owners[-1], terms)
+                value += config.owner_bonus * name_match(owners[-1], terms, rarity)
             if is_private(symbol):
                 value -= config.private_penalty
             if usage is not None:

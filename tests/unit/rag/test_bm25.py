@@ -61,6 +61,13 @@ def test_search_returns_only_texts_sharing_a_term_best_first() -> None:
     assert len(index.search("httpx", 1)) == 1
 
 
+def test_document_frequency_counts_the_texts_holding_a_term() -> None:
+    index = BM25Index.build(["the cat sat", "cats ran", "dogs run"])
+    assert index.document_frequency("cat") == 2  # a stemmed term, as tokenize gives it
+    assert index.document_frequency("giraff") == 0
+    assert BM25Index.build([]).document_frequency("cat") == 0
+
+
 def test_index_is_built_once_and_answers_many_queries() -> None:
     index: Retriever = BM25Index.build(DOCS)
     first = index.search("httpx timeout", 3)

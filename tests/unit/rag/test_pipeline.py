@@ -194,6 +194,28 @@ def _local_pipeline(index: LocalIndex) -> DocumentationPipeline:
     )
 
 
+def _common_path_index() -> LocalIndex:
+    """A package whose every passage says "path", and one that says "semaphore"."""
+    libraries = {"/pypi/kit": Library("/pypi/kit", "kit", "", "package", "1", None)}
+    api = [
+        ("Module `kit` > class `kit.Path`", "## class `kit.Path`\n\nThe full path of a file."),
+        ("Module `kit` > `kit.locate(name)`", "## `kit.locate(name)`\n\nFind an executable program."),
+    ]
+    chunks = [Chunk(str(i), text, title, None, "/pypi/kit", i, 5) for i, (title, text) in enumerate(api)]
+    chunks += [Chunk(f"f{i}", f"Open the path number {i}.", "Guide", None, "/pypi/kit", 2 + i, 5) for i in range(400)]
+    chunks.append(Chunk("s", "Limit concurrency with a semaphore.", "Guide", None, "/pypi/kit", 402, 5))
+    return LocalIndex(
+        libraries, chunks, BM25Index.build([index_text(c) for c in chunks]), None, None, datetime.now(UTC)
+    )
+
+
+def test_a_term_is_rarer_the_fewer_chunks_hold_it() -> None:
+    index = _common_path_index()
+    assert index.rarity("semaphor") == 1.0  # in one chunk of 403
+    assert index.rarity("unheard") == 1.0  # in none
+    assert 0.0 <= index.rarity("path") < 0.1  # in nearly every chunk
+
+
 async def test_a_library_named_by_an_ordinary_word_is_a_hint_and_every_library_is_searched() -> None:
     index = _local_index()
     assert index.share("string", "/python/string") < 0.5  # an ordinary word here

@@ -98,6 +98,22 @@ def test_more_pieces_of_one_apis_documentation_give_way_to_other_apis() -> None:
     assert ranked[:2] == ["toolkit.serializer", "toolkit.Model.to_dict"]
 
 
+def test_a_common_word_in_an_apis_name_says_less_than_a_rare_one() -> None:
+    # "path" names a class, yet says little: every third passage has the word (rarity 0.1 here)
+    which = api("shutil.which", "Return the path to an executable which would be run.")
+    path = api("pathlib.Path", "A filesystem path; its methods read and write files.")
+    question = "find the full path of an executable"
+    assert order(question, [which, path], [9.0, 8.5]) == ["pathlib.Path", "shutil.which"]
+    rarity = {"path": 0.1}
+    ranked = order(question, [which, path], [9.0, 8.5], rarity=lambda stem: rarity.get(stem, 1.0))
+    assert ranked == ["shutil.which", "pathlib.Path"]
+    # a rare word keeps its full weight: the API the question names still leads
+    gather = api("asyncio.gather", "Run awaitables concurrently.")
+    staggered = api("asyncio.staggered_race", "Run coroutines with staggered start times and results.")
+    ranked = order("gather the results of coroutines", [staggered, gather], [9.0, 7.0], rarity=lambda stem: 1.0)
+    assert ranked[0] == "asyncio.gather"
+
+
 def test_one_api_documented_under_two_module_paths_is_one_api() -> None:
     # `asyncio.Task` is documented where users import it and where it is defined (`asyncio.tasks.Task`).
     where_defined = api("toolkit.tasks.Task", "A future wrapping a running coroutine; cancel it with cancel().")
