@@ -175,10 +175,10 @@ class Settings(BaseSettings):
     )
     rrf_k: float = Field(60.0, ge=0, description="The k of reciprocal rank fusion (FUSION=rrf).")
     local_dense: Literal["both", "reorder", "fuse"] = Field(
-        "both",
-        description="How the local index uses embeddings: `both` (a whole-index vector search fused with BM25 by "
-        "FUSION wherever the vectors are ready, then the question's embedding reorders the candidates), `reorder` "
-        "(BM25 finds the candidates, the embedding reorders them) or `fuse` (the seed's way: fusion only).",
+        "reorder",
+        description="How the local index uses embeddings: `reorder` (BM25 finds the candidates, the question's "
+        "embedding reorders them), `both` (a whole-index vector search fused with BM25 by FUSION wherever the "
+        "vectors are ready, then the reorder) or `fuse` (the seed's way: fusion only).",
     )
     doc_tool_timeout_s: float = Field(90.0, gt=0, description="Time limit of one retrieve_documentation call.")
 

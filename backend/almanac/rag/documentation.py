@@ -53,10 +53,10 @@ class DocConfig:
     min_score: float | None = None
     fusion: Literal["gated", "zscore", "rrf"] = "gated"
     rrf_k: float = 60.0
-    # `both`: the seed's hybrid search (BM25 and a whole-index vector search fused by `fusion`) where the vectors
-    # are ready, then the question's embedding reorders the candidates; `reorder`: lexical search, then the
-    # reorder; `fuse`: the hybrid search alone
-    local_dense: Literal["both", "reorder", "fuse"] = "both"
+    # `reorder` (the default): lexical search, then the question's embedding reorders the candidates; `both`:
+    # the seed's hybrid search (BM25 and a whole-index vector search fused by `fusion`) where the vectors are
+    # ready, then the reorder; `fuse`: the hybrid search alone (docs/retrieval.md has the measurements)
+    local_dense: Literal["both", "reorder", "fuse"] = "reorder"
     inputs: IndexInputs = field(default_factory=IndexInputs)
     auto_index: bool = True
     index_wait_s: float = 60.0  # how long a question waits for a first index still being built

@@ -220,7 +220,7 @@ def test_fusion_settings_reach_every_hybrid_search(sqlite_url: str, build: Any) 
     assert docs.source._hybrid == HybridConfig(method="rrf", rrf_k=10)  # type: ignore[attr-defined]
     default = doc_config(build(sqlite_url, doc_source="auto")[1])
     assert default.hybrid() == HybridConfig(method="gated", rrf_k=60.0) and default.source == "auto"
-    assert default.local_dense == "both"
+    assert default.local_dense == "reorder"
 
 
 class _VendorModel:
@@ -246,17 +246,16 @@ def test_the_chat_model_reranks_only_when_asked_and_then_within_the_configured_b
     assert (chosen._timeout_s, chosen._max, chosen._chars) == (3.0, 8, 300)
 
 
-def test_by_default_the_local_index_is_searched_hybrid_and_the_embeddings_reorder_its_candidates(
+def test_by_default_bm25_finds_the_local_candidates_and_the_embeddings_reorder_them(
     sqlite_url: str, build: Any
 ) -> None:
     services, _ = build(sqlite_url)
-    both = build_documentation(DocConfig(embeddings="local"), services.database, OfflineModel())
+    reorder = build_documentation(DocConfig(embeddings="local"), services.database, OfflineModel())
+    assert reorder.embedder is not None and reorder.local._embedder is None  # no whole-index vector search
+    assert isinstance(reorder.pipeline.local_reorder, DenseReorder)
+    both = build_documentation(DocConfig(embeddings="local", local_dense="both"), services.database, OfflineModel())
     assert both.embedder is not None and both.local._embedder is both.embedder
     assert isinstance(both.pipeline.local_reorder, DenseReorder)
-    reorder = build_documentation(
-        DocConfig(embeddings="local", local_dense="reorder"), services.database, OfflineModel()
-    )
-    assert reorder.local._embedder is None and isinstance(reorder.pipeline.local_reorder, DenseReorder)
     fuse = build_documentation(DocConfig(embeddings="local", local_dense="fuse"), services.database, OfflineModel())
     assert fuse.local._embedder is fuse.embedder and fuse.pipeline.local_reorder is None
     without = build_documentation(DocConfig(embeddings="none"), services.database, OfflineModel())
