@@ -18,7 +18,6 @@ from __future__ import annotations
 import hashlib
 import html.parser
 import re
-from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Literal
 
@@ -272,14 +271,7 @@ _SPLITTERS = {
 def open_fence(text: str) -> str | None:
     """The fence (```` ``` ```` or `~~~`, as long as it was opened) that `text` leaves open at its end, if any:
     what must follow it so that no later heading is swallowed by a code block."""
-    fence: str | None = None
-    for line in text.splitlines():
-        m = _FENCE_RE.match(line)
-        if fence is None and m:
-            fence = m.group(1)
-        elif fence is not None and m and m.group(1)[0] == fence[0] and len(m.group(1)) >= len(fence):
-            fence = None
-    return fence
+    return _scan_fences(text.splitlines())[1]
 
 
 def without_headings(text: str) -> str:
@@ -293,9 +285,17 @@ def without_headings(text: str) -> str:
     return "\n".join(lines)
 
 
-def _unfenced_indices(lines: list[str]) -> Iterator[int]:
-    """Yield indices of lines that are outside fenced code blocks (fence lines excluded)."""
+def _unfenced_indices(lines: list[str]) -> list[int]:
+    """The indices of lines that are outside fenced code blocks (fence lines excluded)."""
+    return _scan_fences(lines)[0]
+
+
+def _scan_fences(lines: list[str]) -> tuple[list[int], str | None]:
+    """The indices of the lines outside fenced code blocks (fence lines excluded), and the fence left open
+    at the end (None if every block is closed). A block closes with a fence of its own character, at least
+    as long."""
     fence: str | None = None
+    outside: list[int] = []
     for i, line in enumerate(lines):
         m = _FENCE_RE.match(line)
         if fence is None and m:
@@ -303,7 +303,8 @@ def _unfenced_indices(lines: list[str]) -> Iterator[int]:
         elif fence is not None and m and m.group(1)[0] == fence[0] and len(m.group(1)) >= len(fence):
             fence = None
         elif fence is None:
-            yield i
+            outside.append(i)
+    return outside, fence
 
 
 def _is_separator(lines: list[str], i: int) -> bool:

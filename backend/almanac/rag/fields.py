@@ -169,15 +169,15 @@ class FieldIndex:
         combined = _scaled(body)
         if weights.lead and self._leads is not None:
             combined = combined + weights.lead * _scaled(self._leads.scores(query))
-        if weights.module and len(self._modules):
-            per_module = np.append(_scaled(self._modules.scores(query)), np.float32(0.0))
-            combined = combined + weights.module * per_module[self._owner]  # -1 (no module) → the 0 appended
-        if weights.usage and self._usage is not None:
-            per_api = np.append(_scaled(self._usage.scores(query)), np.float32(0.0))
-            combined = combined + weights.usage * per_api[self._user]
-        if weights.reference and self._reference is not None:
-            per_api = np.append(_scaled(self._reference.scores(query)), np.float32(0.0))
-            combined = combined + weights.reference * per_api[self._referred]
+        shared = (  # fields with one document per module or per API, shared by its chunks
+            (weights.module, self._modules, self._owner),
+            (weights.usage, self._usage, self._user),
+            (weights.reference, self._reference, self._referred),
+        )
+        for weight, index, rows in shared:
+            if weight and index is not None and len(index):
+                per_document = np.append(_scaled(index.scores(query)), np.float32(0.0))
+                combined = combined + weight * per_document[rows]  # row -1 (no document) → the 0 appended
         return combined.astype(np.float32)
 
 

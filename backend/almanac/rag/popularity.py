@@ -3,7 +3,7 @@
 A question such as "delete a directory and everything inside it" shares words with hundreds of passages
 (`anthropic`'s memory tool's `delete`, a database's `delete`…); the answer, `shutil.rmtree`, is the one that
 code everywhere calls. While the index reads each module's source (`local_docs.module_api`),
-`references` lists the qualified names the module's code uses — `json.loads` for `import json;
+`usage` lists the qualified names the module's code uses — `json.loads` for `import json;
 json.loads(…)`, `urllib.parse.urlparse` for `from urllib.parse import urlparse`, `datetime.datetime.now`
 for `from datetime import datetime; datetime.now()` — and `Popularity` counts, for each API, how many modules use it.
 
@@ -15,7 +15,7 @@ thousand.
 
 The code around an API's uses also says what it is for, often in a developer's words rather than its
 docstring's: the functions calling `shutil.which` are named `find_executable` or `get_uv_path`, those
-calling `urlencode` build query strings. `contexts` collects, per API a module's functions use, the using
+calling `urlencode` build query strings. `usage` also collects, per API a module's functions use, the using
 function's name and docstring summary, the identifiers of the line and the comments just above it;
 `characteristic` keeps, per API, the `WORDS` words most particular to its callers, which the local index
 searches as one more field of the API's passages (`fields.py`).
@@ -40,22 +40,16 @@ _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _PART = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
 
 
-def references(tree: ast.Module, source: str) -> frozenset[str]:
-    """The qualified names a module's code uses through its absolute imports (each once). The imports
-    come from the module's statements; their uses from its text (a dotted name after a bound name), which
-    is many times faster than walking every expression and differs only in names mentioned in comments."""
-    return usage(tree, source)[0]
-
-
-def contexts(tree: ast.Module, source: str) -> dict[str, frozenset[str]]:
-    """For each API (by `key`) a module's functions use, the words around its uses: the using function's
-    name and docstring summary, the identifiers of the line that uses it and the comments just above — how
-    code that calls `shutil.which` talks about it (`find_executable`, "locate the binary on PATH")."""
-    return usage(tree, source)[1]
-
-
 def usage(tree: ast.Module, source: str) -> tuple[frozenset[str], dict[str, frozenset[str]]]:
-    """`references` and `contexts` of a module, from one walk of its statements and one scan of its text."""
+    """What a module's code uses and how it talks about it, from one walk of its statements and one scan of
+    its text (many times faster than walking every expression; it differs only in names mentioned in comments
+    and strings):
+
+    - the qualified names it uses through its absolute imports (each once): `json.loads` for `import json;
+      json.loads(…)`;
+    - for each API (by `key`) its functions use, the words around those uses: the using function's name and
+      docstring summary, the identifiers of the line that uses it and the comments on the two lines above —
+      how code that calls `shutil.which` talks about it (`find_executable`, "locate the binary on PATH")."""
     bound: dict[str, str] = {}  # local name → qualified name
     used: set[str] = set()
     functions: list[ast.FunctionDef | ast.AsyncFunctionDef] = []
@@ -151,14 +145,14 @@ def api_key(symbol: str) -> str:
 @dataclass(frozen=True)
 class Popularity:
     """The number of indexed modules using each API (by `key`), and the words characteristic of the code
-    around its uses (`contexts`), as text."""
+    around its uses (`usage`), as text."""
 
     modules: Mapping[str, int] = field(default_factory=dict)
     words: Mapping[str, str] = field(default_factory=dict)
 
     @classmethod
     def count(cls, uses: Iterable[frozenset[str]], around: Iterable[Mapping[str, frozenset[str]]] = ()) -> Popularity:
-        """From each module's `references` and `contexts`; a module counts once per key (and per word)."""
+        """From each module's `usage` (names, words); a module counts once per key (and per word)."""
         counts: Counter[str] = Counter()
         for names in uses:
             counts.update({k for name in names if (k := key(name))})
@@ -197,6 +191,7 @@ def characteristic(around: Iterable[Mapping[str, frozenset[str]]], limit: int = 
     `value`, `result` drop out). Words are compared stemmed; each is kept in its shortest spelling."""
     per_key: dict[str, Counter[str]] = {}
     spelling: dict[str, str] = {}
+    own: dict[str, set[str]] = {}  # each key's own name's stems, computed once
     for module in around:
         for k, words in module.items():
             stems = set()
@@ -205,7 +200,9 @@ def characteristic(around: Iterable[Mapping[str, frozenset[str]]], limit: int = 
                     stems.add(stem)
                     if len(surface) < len(spelling.get(stem, surface + "_")):
                         spelling[stem] = surface
-            per_key.setdefault(k, Counter()).update(stems - _own_stems(k))
+            if k not in own:
+                own[k] = _own_stems(k)
+            per_key.setdefault(k, Counter()).update(stems - own[k])
     spread: Counter[str] = Counter()
     for counter in per_key.values():
         spread.update(counter.keys())

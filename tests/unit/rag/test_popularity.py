@@ -3,12 +3,12 @@
 import ast
 from textwrap import dedent
 
-from almanac.rag.popularity import SATURATION, Popularity, characteristic, contexts, references
+from almanac.rag.popularity import SATURATION, Popularity, characteristic, usage
 
 
 def refs(source: str) -> frozenset[str]:
     source = dedent(source)
-    return references(ast.parse(source), source)
+    return usage(ast.parse(source), source)[0]
 
 
 def test_a_module_uses_what_it_imports_under_the_names_it_binds() -> None:
@@ -78,12 +78,12 @@ def test_a_method_is_not_the_module_function_of_the_same_name() -> None:
 def test_a_long_elif_chain_is_read_without_recursion() -> None:
     branches = "".join(f"elif x == {i}:\n    import json\n" for i in range(1500))  # deeper than recursion allows
     source = f"if x:\n    pass\n{branches}json.dumps(x)\n"
-    assert "json.dumps" in references(ast.parse(source), source)
+    assert "json.dumps" in usage(ast.parse(source), source)[0]
 
 
 def around(source: str) -> dict[str, frozenset[str]]:
     source = dedent(source)
-    return contexts(ast.parse(source), source)
+    return usage(ast.parse(source), source)[1]
 
 
 def test_the_words_around_a_use_are_the_callers_name_docstring_line_and_comments_above() -> None:
