@@ -66,11 +66,9 @@ _SKIPPED |= frozenset({"literalinclude", "image", "figure", "testsetup", "testcl
 
 @dataclass
 class Entry:
-    """One documented object: its qualified name, kind, signature(s) and description (Markdown)."""
+    """One documented object: its qualified name and description (plain text, code as code spans)."""
 
     name: str
-    kind: str
-    signature: str
     text: str
     members: list[Entry] = field(default_factory=list)
 
@@ -181,17 +179,16 @@ def _entries(kind: str, argument: str, body: list[str], module: str, owner: str 
     signatures, rest = _signatures(argument, body)
     named = []
     for signature in signatures:
-        name, _, args = signature.partition("(")
-        name = name.strip()
+        name = signature.partition("(")[0].strip()
         if re.fullmatch(r"[A-Za-z_][\w.]*", name):
-            named.append((_qualify(name, module, owner), f"({args}" if args else ""))
+            named.append(_qualify(name, module, owner))
     if not named:
         return []
-    inner_owner = named[0][0].removeprefix(module + ".") if kind in CLASSES else owner
+    inner_owner = named[0].removeprefix(module + ".") if kind in CLASSES else owner
     while rest and _OPTION.match(rest[0]):  # the directive's options (`:async:`, `:noindex:`)
         rest = rest[1:]
     own, members = _description(rest, kind, module, inner_owner)
-    return [Entry(name, kind, args, own, members) for name, args in named]
+    return [Entry(name, own, members) for name in named]
 
 
 def _signatures(argument: str, body: list[str]) -> tuple[list[str], list[str]]:
