@@ -13,7 +13,8 @@ reordered). The last two embed the whole index first (about 8 minutes on 2 idle 
 returned passage whose symbol (the last heading of its title, `httpx.AsyncClient.__init__` counting as
 `httpx.AsyncClient`) is an expected API; an expected `asyncio.gather` also matches `asyncio.tasks.gather`
 (same package, same tail).
-Prints hits@6, hits@1 and MRR overall, per split and per library.
+Prints hits@6, hits@1 and MRR overall, per split and per library, and the time a question took (an embedding cache
+that is empty or warm makes the difference in the reorder phase).
 
     python bench/doc_eval.py [--phase bm25|reorder|fuse|hybrid|all] [--split dev|heldout|all] [--misses] [--only WORD]
                              [--model-apis P ...]
@@ -145,6 +146,7 @@ PHASES = {"bm25": (None, False), "reorder": ("reorder", False), "fuse": ("fuse",
 
 async def evaluate(pipeline: DocumentationPipeline, questions: Sequence[Question], *, misses: bool) -> list[int | None]:
     ranks = []
+    started = time.perf_counter()
     for q in questions:
         result = await pipeline.run(DocRequest(q.question))
         symbols = [symbol_of(p.chunk) for p in result.passages]
@@ -155,6 +157,9 @@ async def evaluate(pipeline: DocumentationPipeline, questions: Sequence[Question
             print(f"      library {result.library.id}, topic {result.topic!r}")
             for symbol in symbols:
                 print(f"      - {symbol}")
+    elapsed = time.perf_counter() - started
+    each = 1000 * elapsed / max(1, len(questions))
+    print(f"  {len(questions)} questions in {elapsed:.1f} s ({each:.0f} ms a question)")
     return ranks
 
 

@@ -112,7 +112,9 @@ def _parser() -> argparse.ArgumentParser:
     docs = commands.add_parser("docs", help="documentation retrieval").add_subparsers(required=True, metavar="action")
     index = docs.add_parser("index", help="build or refresh the local documentation index")
     index.add_argument("--force", action="store_true", help="rebuild even if nothing changed")
-    index.add_argument("--no-embeddings", action="store_true", help="BM25 only (fast; no vector search)")
+    index.add_argument(
+        "--no-embeddings", action="store_true", help="do not embed the passages (LOCAL_DENSE=both or fuse would)"
+    )
     index.set_defaults(handler=_docs_index)
 
     credits = commands.add_parser("credits", help="manage credits").add_subparsers(required=True, metavar="action")
@@ -189,7 +191,8 @@ def _docs_index(settings: Settings, args: argparse.Namespace) -> int:
             print(f"[{now - started:6.1f} s] {stage}{count}", file=sys.stderr, flush=True)
 
     async def index(db: Database) -> tuple[bool, int]:
-        embedder = None if args.no_embeddings else build_embedder(config, db)
+        # the passages are embedded only for a whole-index vector search (LOCAL_DENSE=both or fuse)
+        embedder = None if args.no_embeddings or not config.embeds_index else build_embedder(config, db)
         return await build_local_index(db, config.inputs, embedder, force=args.force, progress=progress)
 
     rebuilt, chunks = _with_database(settings, index)

@@ -156,3 +156,15 @@ def test_docs_index_builds_then_finds_nothing_to_do(tmp_path: Path) -> None:
     assert "BM25 index built" in built.stderr
     again = run(["docs", "index", "--no-embeddings"], tmp_path, **env)
     assert "up to date" in again.stdout
+
+
+def test_docs_index_embeds_the_passages_only_for_a_whole_index_vector_search(tmp_path: Path) -> None:
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "guide.md").write_text("# Guide\n\nHow to deploy.\n\n## Backups\n\nNightly.")
+    env = {"DOCS_INCLUDE_PACKAGES": "false", "DOCS_INCLUDE_STDLIB": "false", "DOCS_PATHS": str(tmp_path / "docs")}
+    reorder = run(["docs", "index"], tmp_path, EMBEDDINGS="local", **env)  # LOCAL_DENSE=reorder, the default
+    assert reorder.returncode == 0, reorder.stderr
+    assert "BM25 index built" in reorder.stderr and "embedding chunks" not in reorder.stderr
+    fuse = run(["docs", "index", "--force"], tmp_path, EMBEDDINGS="local", LOCAL_DENSE="fuse", **env)
+    assert fuse.returncode == 0, fuse.stderr
+    assert "embedding chunks 2/2" in fuse.stderr

@@ -1,6 +1,9 @@
 """Assembling documentation retrieval from plain configuration, and the local index's lifecycle: loaded
-at startup; when it never was built (and auto-indexing is on), built in the background — BM25 first, then
-embeddings library by library, most-asked first — with each stage served as soon as it is usable."""
+at startup; when it never was built (and auto-indexing is on), built in the background — BM25 first, then,
+where a whole-index vector search runs (LOCAL_DENSE=both or fuse), embeddings library by library,
+most-asked first — with each stage served as soon as it is usable. With LOCAL_DENSE=reorder (the default)
+no whole-index vectors are searched, so none are computed: the reorder embeds each question's candidates
+as it needs them (cached), and a first start spends no background CPU on embedding 60,000 passages."""
 
 from __future__ import annotations
 
@@ -64,6 +67,12 @@ class DocConfig:
     def hybrid(self) -> HybridConfig:
         """The fusion settings for every hybrid search."""
         return HybridConfig(method=self.fusion, rrf_k=self.rrf_k)
+
+    @property
+    def embeds_index(self) -> bool:
+        """Whether the local index's passages are all embedded: only a whole-index vector search (LOCAL_DENSE
+        both or fuse) needs that; the reorder embeds the candidates it reorders."""
+        return self.local_dense in ("both", "fuse")
 
 
 def build_embedder(config: DocConfig, database: Database) -> Embedder | None:
@@ -160,16 +169,17 @@ class Documentation:
             self.state.publish(index)
         if isinstance(self.source, AutoSource):
             await self.source.start(wait_s=min(3.0, self.config.context7_timeout_s))
-        needs_vectors = self.embedder is not None and (index is None or index.model_id != self.embedder.model_id)
+        embedder = self.embedder if self.config.embeds_index else None
+        needs_vectors = embedder is not None and (index is None or index.model_id != embedder.model_id)
         if not self.config.auto_index:
             if index is None:
                 self.state.set_status("not built (run `almanac docs index`)")
             return
         if index is None or needs_vectors:
             self.state.set_status("being built: starting")
-            self.state.task = asyncio.create_task(self._build(database, store_lexical=index is None))
+            self.state.task = asyncio.create_task(self._build(database, embedder, store_lexical=index is None))
 
-    async def _build(self, database: Database, *, store_lexical: bool) -> None:
+    async def _build(self, database: Database, embedder: Embedder | None, *, store_lexical: bool) -> None:
         def progress(stage: str, done: int, total: int) -> None:
             prefix = f"{describe_index(self.state.index)}; " if self.state.index else ""
             self.state.set_status(f"{prefix}being built: {stage}" + (f" {done:,}/{total:,}" if total else ""))
@@ -178,7 +188,7 @@ class Documentation:
             await build_local_index(
                 database,
                 self.config.inputs,
-                self.embedder,
+                embedder,
                 progress=progress,
                 publish=self.state.publish,
                 store_lexical=store_lexical,

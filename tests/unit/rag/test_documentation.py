@@ -1,7 +1,8 @@
-"""The local index's lifecycle in the running service: BM25 first, then embeddings library by library
-(most-asked first, each library hybrid as soon as it is embedded), resumed after a restart; a question
-asked during the first build waits for it and says so. Every stage is observed, never raced: the fake
-embedder only proceeds when the test lets it."""
+"""The local index's lifecycle in the running service: BM25 first, then — where a whole-index vector search
+runs (LOCAL_DENSE=both or fuse) — embeddings library by library (most-asked first, each library hybrid as
+soon as it is embedded), resumed after a restart; with the default reorder, no passage is embedded ahead
+of a question. A question asked during the first build waits for it and says so. Every stage is observed,
+never raced: the fake embedder only proceeds when the test lets it."""
 
 import asyncio
 from collections.abc import Sequence
@@ -55,8 +56,14 @@ def docs(root: Path) -> IndexInputs:
 
 
 def documentation(services: Any, inputs: IndexInputs, embedder: Any, **config: Any) -> Documentation:
+    """The service's documentation with `embedder` (behind the cache) where `build_documentation` puts the
+    configured one: the whole-index search (LOCAL_DENSE both, fuse) and the reorder (reorder, both)."""
     docs = build_documentation(DocConfig(embeddings="none", inputs=inputs, **config), services.database, OfflineModel())
-    docs.embedder = docs.local._embedder = CachedEmbedder(embedder, services.database)
+    docs.embedder = CachedEmbedder(embedder, services.database)
+    if docs.config.embeds_index:
+        docs.local._embedder = docs.embedder
+    if docs.config.local_dense != "fuse":
+        docs.pipeline.local_reorder = DenseReorder(docs.embedder)
     return docs
 
 
@@ -71,7 +78,7 @@ async def test_auto_indexing_serves_bm25_first_then_each_library_hybrid_then_all
 ) -> None:
     services, _ = build(sqlite_url)
     embedder = GatedEmbedder()
-    first = documentation(services, docs(tmp_path), embedder)
+    first = documentation(services, docs(tmp_path), embedder, local_dense="fuse")
     await first.start(services.database)
     assert first.state.task is not None
 
@@ -104,7 +111,7 @@ async def test_auto_indexing_serves_bm25_first_then_each_library_hybrid_then_all
         "hybrid)",
     ]
 
-    restarted = documentation(services, first.config.inputs, HashEmbedder())
+    restarted = documentation(services, first.config.inputs, HashEmbedder(), local_dense="fuse")
     await restarted.start(services.database)
     assert restarted.state.task is None and restarted.state.index is not None
     assert restarted.state.index.hybrid is None and restarted.state.status == first.state.status
@@ -115,7 +122,7 @@ async def test_a_library_asked_about_during_the_build_is_embedded_next(
 ) -> None:
     services, _ = build(sqlite_url)
     embedder = GatedEmbedder()
-    first = documentation(services, docs(tmp_path), embedder)
+    first = documentation(services, docs(tmp_path), embedder, local_dense="fuse")
     await first.start(services.database)
     await embedder.waiting.wait()  # BM25 is served; the first library (billing: smallest) waits for its embedding
     # Unasked, ops (the largest folder) would go last; asked about, it goes next.
@@ -125,6 +132,32 @@ async def test_a_library_asked_about_during_the_build_is_embedded_next(
     assert first.state.index is not None and first.state.index.hybrid == {"/local/billing", "/local/ops"}
     embedder.release(10)
     await first.state.task
+
+
+async def test_by_default_no_passage_is_embedded_ahead_and_a_question_embeds_only_its_candidates(
+    sqlite_url: str, build: Any, tmp_path: Path
+) -> None:
+    services, _ = build(sqlite_url)
+    embedder = GatedEmbedder()
+    reorder = documentation(services, docs(tmp_path), embedder)  # LOCAL_DENSE=reorder, the default
+    await reorder.start(services.database)
+    assert reorder.state.task is not None
+    await reorder.state.task  # the build ends without waiting for any embedding
+    index = reorder.state.index
+    assert index is not None and index.vectors is None and embedder.documents == []
+    assert "(BM25 only)" in reorder.state.status
+
+    asked = asyncio.create_task(reorder.pipeline.run(DocRequest("nightly backups with pg_dump")))
+    await embedder.waiting.wait()  # the reorder embeds the question's candidates, no more
+    embedder.release()
+    result = await asked
+    assert "pg_dump" in result.passages[0].chunk.text
+    [candidates] = embedder.documents  # one call, for this question's candidates
+    assert 0 < candidates <= len(index.chunks)
+
+    restarted = documentation(services, reorder.config.inputs, embedder)
+    await restarted.start(services.database)
+    assert restarted.state.task is None  # the stored BM25 index is complete for the reorder
 
 
 def test_priority_order() -> None:
