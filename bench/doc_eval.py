@@ -195,6 +195,7 @@ async def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA, help="where the index database is kept")
     parser.add_argument("--misses", action="store_true", help="print every question not answered first")
     parser.add_argument("--only", default=None, help="only questions containing this text")
+    parser.add_argument("--questions", type=Path, default=QUESTIONS, help="the questions (JSON lines)")
     parser.add_argument("--no-libraries", action="store_true", help="leave out the per-library lines")
     parser.add_argument(
         "--model-apis",
@@ -205,7 +206,7 @@ async def main(argv: Sequence[str] | None = None) -> None:
         help="also run each phase with a simulated chat model naming the expected API with probability P",
     )
     args = parser.parse_args(argv)
-    questions = [q for q in load_questions() if args.split == "all" or q.split == args.split]
+    questions = [q for q in load_questions(args.questions) if args.split == "all" or q.split == args.split]
     if args.only:
         questions = [q for q in questions if args.only.lower() in q.question.lower()]
     phases = list(PHASES) if args.phase == "all" else [args.phase]

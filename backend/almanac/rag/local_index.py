@@ -39,8 +39,9 @@ from almanac.rag.local_docs import (
 )
 from almanac.rag.local_search import LocalIndex, load_local_index, search_local
 from almanac.rag.popularity import Popularity
-from almanac.rag.priority import LibraryPriority
+from almanac.rag.priority import MOST_ASKED, LibraryPriority, library_name
 from almanac.rag.python_reference import descriptions, to_bytes
+from almanac.rag.ranking import is_aside
 from almanac.rag.vectors import VectorIndex
 from almanac.storage import docs as store
 from almanac.storage.db import Database
@@ -59,8 +60,12 @@ __all__ = [
 ]
 
 log = logging.getLogger(__name__)
-INDEX_VERSION = "7"
+INDEX_VERSION = "8"
 MAX_CHUNKS_PER_LIBRARY = 1500
+# The libraries developers most often ask about (`priority.MOST_ASKED`) may be large: SQLAlchemy's sessions, `select`
+# and schema, and its asyncio extension, come after 1,500 passages of its engine internals (7,661 in all here).
+MAX_CHUNKS_MOST_ASKED = 8000
+_MOST_ASKED = frozenset(library_name(name) for name in MOST_ASKED)
 Progress = Callable[[str, int, int], None]
 Publish = Callable[[LocalIndex], None]
 
@@ -112,12 +117,20 @@ def complete(
     return libraries, [replace(document, introspect=None) for document in documents if document.text]
 
 
+def chunk_budget(library_id: str) -> int:
+    """How many passages of a library the index keeps: MAX_CHUNKS_MOST_ASKED for a most-asked library,
+    MAX_CHUNKS_PER_LIBRARY for any other."""
+    return MAX_CHUNKS_MOST_ASKED if library_name(library_id) in _MOST_ASKED else MAX_CHUNKS_PER_LIBRARY
+
+
 def chunk_all(documents: Sequence[Document]) -> list[Chunk]:
-    """Chunk every document, at most MAX_CHUNKS_PER_LIBRARY per library (in document order)."""
+    """Chunk every document, at most `chunk_budget` passages per library: in document order (a package's shallow
+    modules first), except that the modules in a namespace set aside from its API (`ranking.is_aside`: kept
+    old versions, vendored copies, tests) come last, so they never crowd out the API itself."""
     chunks: list[Chunk] = []
     per_library: dict[str, int] = {}
-    for document in documents:
-        room = MAX_CHUNKS_PER_LIBRARY - per_library.get(document.library_id, 0)
+    for document in sorted(documents, key=lambda d: is_aside(d.title)):  # stable: document order otherwise
+        room = chunk_budget(document.library_id) - per_library.get(document.library_id, 0)
         if room <= 0:
             continue
         pieces = chunk_document(

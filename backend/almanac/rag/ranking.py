@@ -140,9 +140,13 @@ def is_private(symbol: str) -> bool:
     """Whether a dotted name has a private part (`_name`, not a dunder such as `__call__`) or lies in a
     namespace set aside from the package's API (`pydantic.v1.…`, `….compat.…`, `….mypy.…`)."""
     parts = symbol.split(".")
-    return any(part.startswith("_") and not part.endswith("__") for part in parts) or any(
-        part in _ASIDE for part in parts[1:-1]
-    )
+    return any(part.startswith("_") and not part.endswith("__") for part in parts) or is_aside(".".join(parts[:-1]))
+
+
+def is_aside(module: str) -> bool:
+    """Whether a dotted module name lies in a namespace set aside from its package's API (`pydantic.v1`,
+    `….compat.…`, `….tests.…`)."""
+    return any(part in _ASIDE for part in module.split(".")[1:])
 
 
 def arrange(

@@ -1,4 +1,5 @@
-"""The local index on SQLite and PostgreSQL: built once, stored, loaded, searched per library."""
+"""The local index on SQLite and PostgreSQL: built once, stored, loaded, searched per library; what it keeps of
+a large library."""
 
 from dataclasses import replace
 from pathlib import Path
@@ -7,9 +8,12 @@ from typing import Any
 import pytest
 from tests.fakes.embedder import HashEmbedder
 
+from almanac.rag import local_index
 from almanac.rag.embeddings.cache import CachedEmbedder
+from almanac.rag.fields import module_of
 from almanac.rag.hybrid import HybridConfig
-from almanac.rag.local_index import IndexInputs, build_local_index, load_local_index, search_local
+from almanac.rag.local_docs import Document
+from almanac.rag.local_index import IndexInputs, build_local_index, chunk_all, load_local_index, search_local
 from almanac.rag.sources.base import LibraryNotFound, SourceUnavailable
 from almanac.rag.sources.local import LocalSource
 
@@ -119,3 +123,30 @@ async def test_bm25_over_the_sources_is_served_before_introspection_and_a_restar
         services.database, inputs, None, progress=lambda stage, done, total: again.append(stage)
     ) == (False, 0)
     assert "introspected" not in again  # unchanged sources: the stored index stands, nothing imported
+
+
+def module_document(library: str, module: str, functions: int) -> Document:
+    """A module's API page as `local_docs` writes it: one passage per function."""
+    body = "\n\n".join(f"## `{module}.f{i}()`\n\nDoes thing {i} of {module}." for i in range(functions))
+    return Document(library, module, f"# Module `{module}`\n\nAbout {module}.\n\n{body}", "markdown", None)
+
+
+def test_a_most_asked_library_keeps_more_passages_and_set_aside_modules_go_last(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(local_index, "MAX_CHUNKS_PER_LIBRARY", 4)
+    monkeypatch.setattr(local_index, "MAX_CHUNKS_MOST_ASKED", 8)
+    documents = [
+        module_document("/pypi/sqlalchemy", "sqlalchemy.engine", 3),
+        module_document("/pypi/sqlalchemy", "sqlalchemy.testing.v1", 3),  # a namespace set aside: after the API
+        module_document("/pypi/sqlalchemy", "sqlalchemy.ext.asyncio.session", 3),
+        module_document("/pypi/obscure", "obscure.core", 3),
+        module_document("/pypi/obscure", "obscure.extra", 3),
+    ]
+    chunks = chunk_all(documents)
+    kept = {(chunk.library, module_of(chunk)) for chunk in chunks}
+    assert ("/pypi/sqlalchemy", "sqlalchemy.ext.asyncio.session") in kept  # past the first 4 passages
+    assert ("/pypi/sqlalchemy", "sqlalchemy.testing.v1") not in kept  # the budget of 8 was spent on the API
+    assert sum(chunk.library == "/pypi/sqlalchemy" for chunk in chunks) == 8
+    assert sum(chunk.library == "/pypi/obscure" for chunk in chunks) == 4  # any other library: the smaller budget
+    assert ("/pypi/obscure", "obscure.extra") not in kept
