@@ -4,7 +4,10 @@
 their public name, from the module that defines them.
 
 What counts as re-exported: the names in the module's literal `__all__`; a package `__init__` without one
-also re-exports every public name it imports explicitly. Only names that come from a private module
+also re-exports every public name it imports explicitly, and any other module without one the names it
+imports in the explicit re-export form `from m import X as X` (PEP 484's convention: SQLAlchemy's
+`sqlalchemy.sql.expression` re-exports `select` and `text` from `._selectable_constructors` and
+`._elements_constructors` that way). Only names that come from a private module
 (a dotted path with a part starting with `_`) of the same top-level package are followed — public modules
 are indexed on their own — through at most a few further imports (`from .x import *` included), to a class
 or function defined at the top level. Everything is read with `ast`; nothing is imported.
@@ -37,9 +40,7 @@ def reexports(tree: ast.Module, module: str, *, is_package: bool, source_of: Sou
     exported = literal_all(tree)
     local = {node.name for node in tree.body if isinstance(node, Definition)}
     if exported is None:
-        if not is_package:
-            return []
-        exported = [name for name in imports if not name.startswith("_")]
+        exported = [name for name in imports if not name.startswith("_")] if is_package else as_themselves(tree)
     parsed = _Parsed(source_of)
     found: list[Reexport] = []
     seen: set[str] = set()
@@ -119,6 +120,17 @@ def explicit_imports(tree: ast.Module, package: str) -> Iterator[tuple[str, tupl
                     yield alias.asname or alias.name, (target, alias.name)
 
 
+def as_themselves(tree: ast.Module) -> list[str]:
+    """The names a module imports in the explicit re-export form, `from m import X as X`, in order."""
+    return [
+        alias.name
+        for node in tree.body
+        if isinstance(node, ast.ImportFrom)
+        for alias in node.names
+        if alias.asname == alias.name
+    ]
+
+
 def _star_imports(tree: ast.Module, package: str) -> Iterator[str]:
     """The absolute modules of each top-level `from m import *`."""
     for node in tree.body:
@@ -168,14 +180,8 @@ def unresolved_exports(
     imports = dict(explicit_imports(tree, package))
     exported = literal_all(tree)
     if exported is None:
-        exported = [
-            alias.asname or alias.name
-            for node in tree.body
-            if isinstance(node, ast.ImportFrom)
-            for alias in node.names
-            if alias.asname == alias.name or (is_package and alias.name != "*")
-        ]
-        exported = [name for name in exported if name and name in imports and imports[name][0].split(".")[0] != top]
+        exported = list(imports) if is_package else as_themselves(tree)
+        exported = [name for name in exported if name in imports and imports[name][0].split(".")[0] != top]
     gaps = []
     for name in dict.fromkeys(exported):
         if name.startswith("_") or name in documented:

@@ -56,8 +56,16 @@ def test_a_package_without_all_re_exports_its_explicit_public_imports() -> None:
     init = "from ._config import Timeout, _hidden\nimport os\n"
     text = module_markdown(init, "pkg", is_package=True, source_of=source_of)
     assert "## class `pkg.Timeout`" in text and "_hidden" not in text
-    # A plain module without __all__ re-exports nothing: its imports are its own business.
+    # A plain module without __all__ re-exports nothing: its imports are its own business…
     assert module_markdown(init, "pkg.tools", source_of=source_of) == ""
+
+
+def test_a_plain_module_re_exports_what_it_imports_as_itself() -> None:
+    # …except what it imports in the explicit re-export form (`sqlalchemy.sql.expression`'s `select`, `text`)
+    expression = "from ._config import Timeout as Timeout\nfrom ._config import helper\n"
+    text = module_markdown(expression, "pkg.expression", source_of=source_of)
+    assert "## class `pkg.expression.Timeout`\n\nDefined in `pkg._config`.\n\nHow long to wait." in text
+    assert "helper" not in text
 
 
 def test_installed_httpx_and_anthropic_document_their_clients_under_the_public_name() -> None:
