@@ -16,6 +16,7 @@ from almanac.rag.local_docs import Library
 from almanac.rag.local_search import LocalIndex
 from almanac.rag.pipeline import DocRequest, DocumentationPipeline
 from almanac.rag.query import ModelQueryParser, RuleQueryParser
+from almanac.rag.ranking import symbol_of
 from almanac.rag.rerank import DenseReorder, FusedOrder
 from almanac.rag.retriever import Hit
 from almanac.rag.select import RuleSelector
@@ -199,7 +200,7 @@ def _common_path_index() -> LocalIndex:
     libraries = {"/pypi/kit": Library("/pypi/kit", "kit", "", "package", "1", None)}
     api = [
         ("Module `kit` > class `kit.Path`", "## class `kit.Path`\n\nThe full path of a file."),
-        ("Module `kit` > `kit.locate(name)`", "## `kit.locate(name)`\n\nFind an executable program."),
+        ("Module `kit` > `kit.locate(name)`", "## `kit.locate(name)`\n\nFind the full path of an executable program."),
     ]
     chunks = [Chunk(str(i), text, title, None, "/pypi/kit", i, 5) for i, (title, text) in enumerate(api)]
     chunks += [Chunk(f"f{i}", f"Open the path number {i}.", "Guide", None, "/pypi/kit", 2 + i, 5) for i in range(400)]
@@ -214,6 +215,13 @@ def test_a_term_is_rarer_the_fewer_chunks_hold_it() -> None:
     assert index.rarity("semaphor") == 1.0  # in one chunk of 403
     assert index.rarity("unheard") == 1.0  # in none
     assert 0.0 <= index.rarity("path") < 0.1  # in nearly every chunk
+
+
+async def test_a_word_most_passages_share_says_little_for_an_api_named_by_it() -> None:
+    # `kit.Path` is named by a word of the question, but one that 400 passages here share; `kit.locate`
+    # describes the question better. Weighed by its rarity, the name gives way (unweighed, `Path` came first).
+    result = await _local_pipeline(_common_path_index()).run(DocRequest("find the full path of an executable"))
+    assert [symbol_of(p.chunk) for p in result.passages[:2]] == ["kit.locate", "kit.Path"]
 
 
 async def test_a_library_named_by_an_ordinary_word_is_a_hint_and_every_library_is_searched() -> None:
