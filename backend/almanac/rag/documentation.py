@@ -3,7 +3,7 @@ at startup; when it never was built (and auto-indexing is on), built in the back
 where a whole-index vector search runs (LOCAL_DENSE=both or fuse), embeddings library by library,
 most-asked first — with each stage served as soon as it is usable. With LOCAL_DENSE=reorder (the default)
 no whole-index vectors are searched, so none are computed: the reorder embeds each question's candidates
-as it needs them (cached), and a first start spends no background CPU on embedding 60,000 passages."""
+as it needs them (cached), and a first start spends no background CPU on embedding some 77,000 passages."""
 
 from __future__ import annotations
 
