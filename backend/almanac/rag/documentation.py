@@ -209,9 +209,12 @@ class Documentation:
             await stop()
 
 
-def build_documentation(config: DocConfig, database: Database, chat_model: Model) -> Documentation:
-    """Wire the sources, parser, selector and reranker the configuration asks for."""
-    embedder = build_embedder(config, database)
+def build_documentation(
+    config: DocConfig, database: Database, chat_model: Model, *, embedder: Embedder | None = None
+) -> Documentation:
+    """Wire the sources, parser, selector and reranker the configuration asks for; `embedder`, when given,
+    replaces the configured one (behind the same cache)."""
+    embedder = CachedEmbedder(embedder, database) if embedder is not None else build_embedder(config, database)
     state = LocalIndexState()
     local = LocalSource(
         index=state.get,

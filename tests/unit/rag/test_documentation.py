@@ -14,7 +14,6 @@ from tests.fakes.embedder import HashEmbedder
 from almanac.llm.providers.offline import OfflineModel
 from almanac.rag.documentation import DocConfig, Documentation, build_documentation, build_reranker
 from almanac.rag.embeddings.base import Embeddings, InputType
-from almanac.rag.embeddings.cache import CachedEmbedder
 from almanac.rag.local_index import IndexInputs
 from almanac.rag.pipeline import DocRequest
 from almanac.rag.priority import LibraryPriority
@@ -56,15 +55,8 @@ def docs(root: Path) -> IndexInputs:
 
 
 def documentation(services: Any, inputs: IndexInputs, embedder: Any, **config: Any) -> Documentation:
-    """The service's documentation with `embedder` (behind the cache) where `build_documentation` puts the
-    configured one: the whole-index search (LOCAL_DENSE both, fuse) and the reorder (reorder, both)."""
-    docs = build_documentation(DocConfig(embeddings="none", inputs=inputs, **config), services.database, OfflineModel())
-    docs.embedder = CachedEmbedder(embedder, services.database)
-    if docs.config.embeds_index:
-        docs.local._embedder = docs.embedder
-    if docs.config.local_dense != "fuse":
-        docs.pipeline.local_reorder = DenseReorder(docs.embedder)
-    return docs
+    """The service's documentation, wired by `build_documentation` with `embedder` as the configured one."""
+    return build_documentation(DocConfig(inputs=inputs, **config), services.database, OfflineModel(), embedder=embedder)
 
 
 async def until(docs: Documentation, condition: Any) -> None:
