@@ -1,21 +1,31 @@
 """Does reranking by the chat model pay for its tokens? The fused order against `ModelReranker` on the
 documentation questions (`bench/doc_questions.jsonl`: question, expected APIs, split), with FAKE judges
-whose judgement follows a known rule — there is no real model here, so the figures say how good a
-model's judgement must be for the rerank to help, and what it costs:
+whose judgement follows a known rule, and, given an OpenAI-compatible server, a REAL model:
 
 - `oracle p`: knows which passages document an expected API, and is right about each passage with
   probability p (a wrong judgement flips it); relevant passages score 7–10, others 0–5, at random;
 - `keywords`: scores a passage by the share of the question's words it contains (a judge no wiser
-  than BM25).
+  than BM25);
+- `model NAME` (with `--openai-base-url` and `--openai-model`): the model behind that server (llama.cpp,
+  Ollama, vLLM, OpenAI…) judges, through the product's own OpenAI-compatible provider; its row also says
+  how many calls kept the fused order (an error, a timeout or no usable scores) and how long a call took.
 
-Each question goes through the tool's own pipeline offline (rule parsing, rule library choice, BM25
-over the product's local index) with the 30 fused candidates kept; the reranker then scores them as in
-production (first `RERANK_MAX_CANDIDATES` of them, each cut to `RERANK_PASSAGE_CHARS`). A hit is a
-returned passage (of 6) whose API — the name in the last heading of its title, a constructor counting
-as its class — is an expected one (same package and tail also counts). Prints hits@6, hits@1, MRR, and
-the tokens one rerank call costs.
+The fake judges say how good a model's judgement must be for the rerank to help, and what it costs. Each
+question goes through the tool's own pipeline offline, as `bench/doc_eval.py` runs it (the same index in
+`--data`, rule parsing, rule library choice, the BM25 phase) with the 30 ranked candidates kept; the
+reranker then scores them as in production (first `RERANK_MAX_CANDIDATES` of them, each cut to
+`RERANK_PASSAGE_CHARS`). A hit is a returned passage (of 6) whose API — the name in the last heading of
+its title, a constructor counting as its class — is an expected one (same package and tail also counts).
+Prints hits@6, hits@1, MRR, and the tokens one rerank call costs.
 
-    python bench/rerank_llm.py [--questions bench/doc_questions.jsonl] [--data DIR] [--seed 7]
+    python bench/rerank_llm.py [--split dev|heldout|all] [--data DIR] [--seed 7]
+                               [--openai-base-url http://127.0.0.1:8081/v1 --openai-model NAME [--timeout S]]
+
+A real small model, as `make real-model-check` installs it (docs/development.md):
+
+    .venv-real/bin/python -m llama_cpp.server --model <SmolLM2-135M-Instruct.Q4_1.gguf> --n_ctx 8192 \
+        --port 8081 --model_alias smollm2 &
+    python bench/rerank_llm.py --split dev --openai-base-url http://127.0.0.1:8081/v1 --openai-model smollm2
 """
 
 from __future__ import annotations
@@ -23,44 +33,27 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import logging
 import random
 import re
-import tempfile
+import time
 from collections.abc import AsyncIterator, Callable, Sequence
 from pathlib import Path
 
+from almanac.llm.base import Model, ModelUnavailable
 from almanac.llm.events import ModelEvent
 from almanac.llm.fake import ScriptedModel, events_of, reply
 from almanac.llm.messages import ModelRequest
-from almanac.rag.chunking import Chunk
-from almanac.rag.hybrid import HybridConfig
-from almanac.rag.local_index import IndexInputs, build_local_index, load_local_index
-from almanac.rag.pipeline import DocRequest, DocumentationPipeline
-from almanac.rag.query import RuleQueryParser
-from almanac.rag.rerank import DEFAULT_MAX_CANDIDATES, DEFAULT_PASSAGE_CHARS, FusedOrder, ModelReranker, Reranker
-from almanac.rag.select import RuleSelector
-from almanac.rag.sources.local import LocalSource
-from almanac.storage.db import Database
-from almanac.storage.migrate import upgrade_async
+from almanac.llm.providers.openai_compat import OpenAICompatModel
+from almanac.rag.pipeline import DocRequest
+from almanac.rag.ranking import symbol_of
+from almanac.rag.rerank import DEFAULT_MAX_CANDIDATES, DEFAULT_PASSAGE_CHARS, ModelReranker, Reranker
+from doc_eval import DEFAULT_DATA, QUESTIONS, first_hit, load_questions, local_index, pipeline_for
 
 TOP_K = 6
 CANDIDATES = 30
-_NAME = re.compile(r"`(?:class |async )*([A-Za-z_][\w.]*)")
 _PASSAGE = re.compile(r"^\[(\d+)\] (.*)$", re.MULTILINE)
 _WORD = re.compile(r"[a-z0-9]+")
-
-
-def api_of(chunk: Chunk) -> str:
-    found = _NAME.search(chunk.title.rsplit(" > ", 1)[-1])
-    return found.group(1).removesuffix(".__init__") if found else ""
-
-
-def is_expected(api: str, expected: Sequence[str]) -> bool:
-    for wanted in expected:
-        top, _, tail = wanted.partition(".")
-        if api == wanted or (tail and api.split(".", 1)[0] == top and api.endswith("." + tail)):
-            return True
-    return False
 
 
 class Judge:
@@ -98,8 +91,42 @@ def keywords(question: str) -> Callable[[int, str], float]:
     return rule
 
 
-def first_rank(apis: Sequence[str], expected: Sequence[str]) -> int | None:
-    return next((rank for rank, api in enumerate(apis, 1) if is_expected(api, expected)), None)
+class Replay:
+    """Wraps a real model: `stream` asks it and keeps the answer; `replay` plays the kept answer back for
+    the same prompt (and fails for another), so that two rerankers judge from one real call."""
+
+    def __init__(self, model: Model) -> None:
+        self.model = model
+        self.provider, self.name = model.provider, model.name
+        self.supports_tools, self.supports_streaming = False, True
+        self._kept: tuple[str, list[ModelEvent]] | None = None
+
+    async def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
+        self._kept = None
+        events = [event async for event in self.model.stream(request)]
+        self._kept = (request.messages[0].text, events)
+        for event in events:
+            yield event
+
+    def replay(self) -> Model:
+        async def answer(request: ModelRequest) -> AsyncIterator[ModelEvent]:
+            if self._kept is None or self._kept[0] != request.messages[0].text:
+                raise ModelUnavailable("the real call for this prompt failed")
+            for event in self._kept[1]:
+                yield event
+
+        return ScriptedModel(default=answer, name=self.name)
+
+
+class KeptOrder(logging.Handler):
+    """Counts the reranker's warnings that it kept the fused order (an error, a timeout, no usable scores)."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.WARNING)
+        self.count = 0
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.count += "keeping the fused order" in record.getMessage()
 
 
 def summary(ranks: Sequence[int | None]) -> str:
@@ -112,28 +139,18 @@ def summary(ranks: Sequence[int | None]) -> str:
 
 async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--questions", type=Path, default=Path(__file__).with_name("doc_questions.jsonl"))
-    parser.add_argument("--data", type=Path, default=Path(tempfile.gettempdir()) / "almanac-rerank-llm")
+    parser.add_argument("--questions", type=Path, default=QUESTIONS)
+    parser.add_argument("--split", default="all", choices=["dev", "heldout", "all"])
+    parser.add_argument("--data", type=Path, default=DEFAULT_DATA, help="where the index database is kept")
     parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--openai-base-url", default=None, help="an OpenAI-compatible server whose model judges")
+    parser.add_argument("--openai-model", default=None, help="the model (or alias) that server serves")
+    parser.add_argument("--timeout", type=float, default=None, help="seconds a real judge's call may take")
     args = parser.parse_args()
-    questions = [json.loads(line) for line in args.questions.read_text().splitlines() if line.strip()]
-    args.data.mkdir(parents=True, exist_ok=True)
-    url = f"sqlite+aiosqlite:///{args.data / 'index.db'}"
-    await upgrade_async(url)
-    database = Database(url)
-    await build_local_index(database, IndexInputs(), None)  # skipped while its inputs are unchanged
-    index = await load_local_index(database)
-    assert index is not None
-    local = LocalSource(index=lambda: index, embedder=None, config=HybridConfig())
-    pipeline = DocumentationPipeline(
-        source=local,
-        fallback=None,
-        parser=RuleQueryParser(local.names),
-        selector=RuleSelector(),
-        reranker=FusedOrder(),
-        top_k=CANDIDATES,
-        candidates=CANDIDATES,
-    )
+    questions = [q for q in load_questions(args.questions) if args.split == "all" or q.split == args.split]
+    index, _ = await local_index(args.data, embeddings=False)
+    pipeline = pipeline_for(index, None)
+    pipeline.top_k = CANDIDATES  # every ranked candidate goes to the rerankers below
     judge = Judge()
     reranker: Reranker = ModelReranker(judge.model)
     rng = random.Random(args.seed)
@@ -145,23 +162,46 @@ async def main() -> None:
         **{f"oracle {p:.0%}": oracle_of(p) for p in (1.0, 0.9, 0.8, 0.7, 0.6)},
         "keywords": lambda question, relevant: keywords(question),
     }
+    real: ModelReranker | None = None
+    alone: ModelReranker | None = None  # the same answers, ordered by the model's scores alone (the seed's way)
+    if args.openai_base_url and args.openai_model:
+        recorded = Replay(OpenAICompatModel(model=args.openai_model, base_url=args.openai_base_url, max_retries=0))
+        timeout = {} if args.timeout is None else {"timeout_s": args.timeout}
+        real = ModelReranker(recorded, **timeout)
+        alone = ModelReranker(recorded.replay(), fused_weight=0.0)
+    kept = KeptOrder()
+    logging.getLogger("almanac.rag.rerank").addHandler(kept)
     ranks: dict[str, list[int | None]] = {"fused order": [], **{name: [] for name in judges}}
+    real_name = f"model {args.openai_model}"
+    if real is not None:
+        ranks[real_name] = []
+        ranks[f"{real_name}, its scores alone"] = []
     prompt_chars: list[int] = []
+    real_seconds: list[float] = []
     for q in questions:
-        result = await pipeline.run(DocRequest(q["question"]))
+        result = await pipeline.run(DocRequest(q.question))
         chunks = [passage.chunk for passage in result.passages]
-        apis = [api_of(chunk) for chunk in chunks]
-        ranks["fused order"].append(first_rank(apis[:TOP_K], q["expected"]))
-        relevant = {i for i, api in enumerate(apis) if is_expected(api, q["expected"])}
+        apis = [symbol_of(chunk) for chunk in chunks]
+        ranks["fused order"].append(first_hit(apis[:TOP_K], q.expected))
+        relevant = {i for i, api in enumerate(apis) if first_hit([api], q.expected)}
         fused = [passage.score for passage in result.passages]
+        texts = [c.text for c in chunks]
         for name, make in judges.items():
-            judge.rule = make(q["question"], relevant)
-            hits = await reranker.rerank(q["question"], [c.text for c in chunks], TOP_K, fused=fused)
-            ranks[name].append(first_rank([apis[hit.index] for hit in hits], q["expected"]))
+            judge.rule = make(q.question, relevant)
+            hits = await reranker.rerank(q.question, texts, TOP_K, fused=fused)
+            ranks[name].append(first_hit([apis[hit.index] for hit in hits], q.expected))
         if chunks:
             prompt_chars.append(judge.prompt_chars)
+        if real is not None and alone is not None:
+            started, before = time.perf_counter(), kept.count
+            hits = await real.rerank(q.question, texts, TOP_K, fused=fused)
+            real_seconds.append(time.perf_counter() - started)
+            ranks[real_name].append(first_hit([apis[hit.index] for hit in hits], q.expected))
+            hits = await alone.rerank(q.question, texts, TOP_K, fused=fused)
+            ranks[f"{real_name}, its scores alone"].append(first_hit([apis[hit.index] for hit in hits], q.expected))
+            kept.count = before + (kept.count > before)  # one real call, however many rerankers read it
     print(
-        f"{len(questions)} questions; index of {len(index.chunks):,} chunks; rerank of the first "
+        f"{len(questions)} questions ({args.split}); index of {len(index.chunks):,} chunks; rerank of the first "
         f"{DEFAULT_MAX_CANDIDATES} of {CANDIDATES} candidates cut to {DEFAULT_PASSAGE_CHARS} characters\n"
     )
     print("| ranking | hits@6 | hits@1 | MRR |\n|---|---|---|---|")
@@ -172,7 +212,13 @@ async def main() -> None:
         f"\nOne rerank call: about {mean / 4:,.0f} input tokens (mean {mean:,.0f} characters / 4) and at most "
         f"{judge.answer_tokens} output tokens, per documentation question."
     )
-    await database.dispose()
+    if real is not None and real_seconds:
+        ordered = sorted(real_seconds)
+        print(
+            f"{real_name}: kept the fused order in {kept.count} of {len(real_seconds)} calls (error, timeout or no "
+            f"usable scores); a call took {sum(ordered) / len(ordered):.1f} s on average, "
+            f"{ordered[len(ordered) // 2]:.1f} s median, {ordered[-1]:.1f} s at most."
+        )
 
 
 if __name__ == "__main__":

@@ -162,6 +162,13 @@ class Settings(BaseSettings):
     rerank_passage_chars: int = Field(
         600, ge=50, le=4000, description="RERANKER=model: each candidate is cut to this many characters."
     )
+    rerank_fused_weight: float = Field(
+        0.5,
+        ge=0,
+        le=10,
+        description="RERANKER=model: the search's own order, added to the model's 0-1 score with this weight "
+        "(0: the model's scores alone).",
+    )
     rag_top_k: int = Field(6, ge=1, le=30, description="Passages returned after reranking.")
     rag_candidates: int = Field(30, ge=1, le=200, description="Fused candidates handed to the reranker.")
     rag_min_score: float | None = Field(

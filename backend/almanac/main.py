@@ -408,6 +408,7 @@ def doc_config(settings: Settings) -> DocConfig:
         rerank_timeout_s=settings.rerank_timeout_s,
         rerank_max_candidates=settings.rerank_max_candidates,
         rerank_passage_chars=settings.rerank_passage_chars,
+        rerank_fused_weight=settings.rerank_fused_weight,
         top_k=settings.rag_top_k,
         candidates=settings.rag_candidates,
         min_score=settings.rag_min_score,

@@ -21,7 +21,7 @@ from almanac.rag.local_index import IndexInputs, build_local_index
 from almanac.rag.local_search import load_local_index
 from almanac.rag.pipeline import DocumentationPipeline
 from almanac.rag.query import ModelQueryParser, QueryParser, RuleQueryParser
-from almanac.rag.rerank import DenseReorder, FusedOrder, ModelReranker, Reranker, VoyageReranker
+from almanac.rag.rerank import FUSED_WEIGHT, DenseReorder, FusedOrder, ModelReranker, Reranker, VoyageReranker
 from almanac.rag.select import LibrarySelector, ModelSelector, RuleSelector
 from almanac.rag.sources.auto import AutoSource
 from almanac.rag.sources.base import DocSource
@@ -51,6 +51,7 @@ class DocConfig:
     rerank_timeout_s: float = 15.0
     rerank_max_candidates: int = 20
     rerank_passage_chars: int = 600
+    rerank_fused_weight: float = FUSED_WEIGHT
     top_k: int = 6
     candidates: int = 30
     min_score: float | None = None
@@ -106,8 +107,9 @@ def build_embedder(config: DocConfig, database: Database) -> Embedder | None:
 def build_reranker(config: DocConfig, chat_model: Model) -> Reranker:
     kind = config.reranker
     if kind == "auto":
-        # The chat model is not used unless asked for (RERANKER=model): bench/rerank_llm.py finds it pays
-        # only when the model judges passages better than ~80% right, for ~1,430 tokens and a call per question.
+        # The chat model is not used unless asked for (RERANKER=model): bench/rerank_llm.py finds it pays when
+        # the model judges passages right ~70% of the time or better, for ~1,570 tokens and a call per question;
+        # no capable real model was measured (a 135M local one could not judge).
         kind = "voyage" if config.voyage_api_key else "none"
     if kind == "voyage" and config.voyage_api_key:
         return VoyageReranker(
@@ -119,6 +121,7 @@ def build_reranker(config: DocConfig, chat_model: Model) -> Reranker:
             passage_chars=config.rerank_passage_chars,
             max_candidates=config.rerank_max_candidates,
             timeout_s=config.rerank_timeout_s,
+            fused_weight=config.rerank_fused_weight,
         )
     return FusedOrder()
 

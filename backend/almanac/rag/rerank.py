@@ -3,8 +3,10 @@
 - `VoyageReranker`: Voyage AI `rerank-2.5` (when VOYAGE_API_KEY is set);
 - `ModelReranker`: the chat model scores the candidates in one call, bounded in tokens (at most
   `max_candidates`, each cut to `passage_chars`) and time (`timeout_s`); its answer is parsed
-  leniently (JSON, or `id: score` lines); candidates it did not score keep their fused order
-  after the scored ones;
+  leniently (JSON, or `id: score` lines); the scored candidates are ordered by the model's score
+  plus `fused_weight` × their fused score (both 0–1), so the search's order breaks the model's ties and
+  outweighs its small misjudgements; candidates it did not score keep their fused order after the
+  scored ones;
 - `DenseReorder` (offline, with an embedder): the question's embedding reorders the candidates, blended
   with their fused order (`blend`); candidates in, same candidates out;
 - `FusedOrder` (offline, no embedder): keeps the fused order.
@@ -34,6 +36,9 @@ from almanac.rag.retriever import Hit
 
 log = logging.getLogger(__name__)
 DENSE_WEIGHT = 1.0  # `DenseReorder`: the similarity's weight against the fused score (both 0–1); chosen on dev
+# `ModelReranker`: the fused score's weight against the model's judgement (both 0–1); chosen on dev with judges of
+# known accuracy (bench/rerank_llm.py): 0 lets any misjudgement reorder the candidates, 1 overrides a sure judge
+FUSED_WEIGHT = 0.5
 
 
 class Reranker(Protocol):
@@ -112,9 +117,11 @@ DEFAULT_TIMEOUT_S = 15.0
 class ModelReranker:
     """One chat-model call scores the first `max_candidates` candidates, each cut to `passage_chars`
     characters (so a call costs at most about `max_candidates × passage_chars / 4` tokens of passages,
-    and `12 × max_candidates + 50` tokens of answer), within `timeout_s`. The candidates beyond the cap
-    follow the scored ones in their fused order. A failure, a timeout or an answer without usable
-    scores keeps the fused order."""
+    and `12 × max_candidates + 50` tokens of answer), within `timeout_s`. The scored candidates are
+    ordered by the model's score (0–10, scaled to 0–1; an unscored one counts −0.1) plus `fused_weight` ×
+    their fused score scaled to their range (0 when the fused scores are unknown); the candidates beyond
+    the cap follow in their fused order. A failure, a timeout or an answer without usable scores keeps
+    the fused order."""
 
     def __init__(
         self,
@@ -123,8 +130,10 @@ class ModelReranker:
         passage_chars: int = DEFAULT_PASSAGE_CHARS,
         max_candidates: int = DEFAULT_MAX_CANDIDATES,
         timeout_s: float = DEFAULT_TIMEOUT_S,
+        fused_weight: float = FUSED_WEIGHT,
     ) -> None:
         self.model = model
+        self._fused_weight = fused_weight
         self.name = f"{model.provider} {model.name}"
         self._chars = passage_chars
         self._max = max(1, max_candidates)
@@ -151,7 +160,9 @@ class ModelReranker:
         if not scores:
             log.warning("the model's reranking answer had no usable scores; keeping the fused order")
             return fused_order(len(texts), top_n, fused)
-        order = sorted(range(judged), key=lambda i: (-scores.get(i, -1.0), i)) + list(range(judged, len(texts)))
+        prior = min_max(fused[:judged]) if len(fused) == len(texts) else [0.0] * judged
+        value = [scores.get(i, -1.0) / 10.0 + self._fused_weight * prior[i] for i in range(judged)]
+        order = sorted(range(judged), key=lambda i: (-value[i], i)) + list(range(judged, len(texts)))
         return [Hit(i, unit(scores.get(i, 0.0) / 10.0)) for i in order[:top_n]]
 
 

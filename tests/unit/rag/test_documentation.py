@@ -264,11 +264,17 @@ def test_the_chat_model_reranks_only_when_asked_and_then_within_the_configured_b
     model = _VendorModel()
     assert isinstance(build_reranker(DocConfig(reranker="auto"), model), FusedOrder)  # type: ignore[arg-type]
     chosen = build_reranker(
-        DocConfig(reranker="model", rerank_timeout_s=3.0, rerank_max_candidates=8, rerank_passage_chars=300),
+        DocConfig(
+            reranker="model",
+            rerank_timeout_s=3.0,
+            rerank_max_candidates=8,
+            rerank_passage_chars=300,
+            rerank_fused_weight=0.0,
+        ),
         model,  # type: ignore[arg-type]
     )
     assert isinstance(chosen, ModelReranker)
-    assert (chosen._timeout_s, chosen._max, chosen._chars) == (3.0, 8, 300)
+    assert (chosen._timeout_s, chosen._max, chosen._chars, chosen._fused_weight) == (3.0, 8, 300, 0.0)
 
 
 def test_by_default_bm25_finds_the_local_candidates_and_the_embeddings_reorder_them(

@@ -48,6 +48,18 @@ async def test_failures_keep_the_fused_order() -> None:
     assert [h.index for h in await FusedOrder().rerank("q", TEXTS, 10)] == [0, 1, 2, 3]
 
 
+async def test_the_search_order_breaks_a_close_call_and_a_sure_judgement_still_wins() -> None:
+    texts = ["best by search", "second by search", "third by search", "last by search"]
+    fused = [0.9, 0.7, 0.5, 0.4]  # scaled to the candidates' range: 1, 0.6, 0.2, 0
+    answer = '[{"id": 0, "score": 7}, {"id": 1, "score": 7.5}, {"id": 2, "score": 10}, {"id": 3, "score": 9}]'
+    blended = await ModelReranker(ScriptedModel([reply(answer)])).rerank("q", texts, 4, fused=fused)
+    # 0.7 + 0.5 × 1 = 1.2; 1.0 + 0.5 × 0.2 = 1.1; 0.75 + 0.5 × 0.6 = 1.05; 0.9 + 0 = 0.9
+    assert [hit.index for hit in blended] == [0, 2, 1, 3]
+    assert [hit.score for hit in blended] == [0.7, 1.0, 0.75, 0.9]  # the model's own judgement, 0–1
+    alone = await ModelReranker(ScriptedModel([reply(answer)]), fused_weight=0.0).rerank("q", texts, 4, fused=fused)
+    assert [hit.index for hit in alone] == [2, 3, 1, 0]
+
+
 class KeywordJudge:
     """A fake chat model with a known rule: a passage mentioning `keyword` scores 9, any other 2.
     `delay_s` makes it slow; `garbled` makes it answer without scores."""
