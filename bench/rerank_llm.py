@@ -20,6 +20,10 @@ Prints hits@6, hits@1, MRR, and the tokens one rerank call costs.
 
     python bench/rerank_llm.py [--split dev|heldout|all] [--data DIR] [--seed 7]
                                [--openai-base-url http://127.0.0.1:8081/v1 --openai-model NAME [--timeout S]]
+                               [--model-apis P]
+
+With `--model-apis P` the query parsing is a simulated chat model's that also names the expected API with
+probability P (as `bench/doc_eval.py --model-apis`), so the two uses of a chat model are measured together.
 
 A real small model, as `make real-model-check` installs it (docs/development.md):
 
@@ -48,7 +52,7 @@ from almanac.llm.providers.openai_compat import OpenAICompatModel
 from almanac.rag.pipeline import DocRequest
 from almanac.rag.ranking import symbol_of
 from almanac.rag.rerank import DEFAULT_MAX_CANDIDATES, DEFAULT_PASSAGE_CHARS, ModelReranker, Reranker
-from doc_eval import DEFAULT_DATA, QUESTIONS, first_hit, load_questions, local_index, pipeline_for
+from doc_eval import DEFAULT_DATA, QUESTIONS, KnowingParser, first_hit, load_questions, local_index, pipeline_for
 
 TOP_K = 6
 CANDIDATES = 30
@@ -146,11 +150,20 @@ async def main() -> None:
     parser.add_argument("--openai-base-url", default=None, help="an OpenAI-compatible server whose model judges")
     parser.add_argument("--openai-model", default=None, help="the model (or alias) that server serves")
     parser.add_argument("--timeout", type=float, default=None, help="seconds a real judge's call may take")
+    parser.add_argument(
+        "--model-apis",
+        type=float,
+        default=None,
+        metavar="P",
+        help="a simulated chat model also names the expected API with probability P (doc_eval's KnowingParser)",
+    )
     args = parser.parse_args()
     questions = [q for q in load_questions(args.questions) if args.split == "all" or q.split == args.split]
     index, _ = await local_index(args.data, embeddings=False)
     pipeline = pipeline_for(index, None)
     pipeline.top_k = CANDIDATES  # every ranked candidate goes to the rerankers below
+    if args.model_apis is not None:
+        pipeline.parser = KnowingParser(pipeline.parser, questions, args.model_apis)
     judge = Judge()
     reranker: Reranker = ModelReranker(judge.model)
     rng = random.Random(args.seed)
