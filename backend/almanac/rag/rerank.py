@@ -13,8 +13,9 @@
 
 Every reranker scores on one scale, 0–1, so that RAG_MIN_SCORE means the same whichever runs:
 Voyage's relevance score as it comes (0–1); the chat model's 0–10 judgement divided by 10 (a
-candidate it did not score gets 0); the fused order's fused score relative to the candidates' range
-(1 for the best candidate, 0 for the worst). Any failure falls back to the fused order, never to an
+candidate it did not score gets 0; an answer on a larger scale is first brought to 0–10, `on_ten`);
+the fused order's fused score relative to the candidates' range (1 for the best candidate, 0 for the
+worst). Any failure falls back to the fused order, never to an
 empty result. Relevance thresholds are applied by the pipeline after reranking, never before.
 """
 
@@ -156,7 +157,7 @@ class ModelReranker:
         except Exception as exc:  # boundary: whatever the model does, the fused results stand
             log.warning("reranking by the model failed (%s); keeping the fused order", type(exc).__name__)
             return fused_order(len(texts), top_n, fused)
-        scores = parse_scores(response.text, judged)
+        scores = on_ten(parse_scores(response.text, judged))
         if not scores:
             log.warning("the model's reranking answer had no usable scores; keeping the fused order")
             return fused_order(len(texts), top_n, fused)
@@ -183,6 +184,14 @@ def parse_scores(text: str, count: int) -> dict[int, float]:
     for match in re.finditer(r"\[?(\d+)\]?\s*[:=\-–>]+\s*(\d+(?:\.\d+)?)", text):
         _add(scores, match.group(1), match.group(2), count)
     return scores
+
+
+def on_ten(scores: dict[int, float]) -> dict[int, float]:
+    """Scores on the 0–10 scale asked for: when a model scored above 10 anyway (on 0–100, say), all its scores
+    are scaled so that the highest is 10; a score below 0 counts 0."""
+    top = max(scores.values(), default=0.0)
+    scale = top / 10.0 if top > 10 else 1.0
+    return {i: max(0.0, score / scale) for i, score in scores.items()}
 
 
 def _add(scores: dict[int, float], key: object, value: object, count: int) -> None:

@@ -60,6 +60,22 @@ async def test_the_search_order_breaks_a_close_call_and_a_sure_judgement_still_w
     assert [hit.index for hit in alone] == [2, 3, 1, 0]
 
 
+@pytest.mark.parametrize(
+    ("answer", "order"),
+    [
+        # on 0–100 anyway: 7, 7.5, 10 on the scale asked for, so the search's order still counts as much
+        ('[{"id": 0, "score": 70}, {"id": 1, "score": 75}, {"id": 2, "score": 100}]', [0, 1, 2]),
+        # below 0 counts 0, not less
+        ('[{"id": 0, "score": -40}, {"id": 1, "score": 6}, {"id": 2, "score": 0}]', [1, 0, 2]),
+    ],
+)
+async def test_scores_on_another_scale_are_brought_to_the_one_asked_for(answer: str, order: list[int]) -> None:
+    texts = ["first by search", "second by search", "third by search"]
+    hits = await ModelReranker(ScriptedModel([reply(answer)])).rerank("q", texts, 3, fused=[0.9, 0.8, 0.7])
+    assert [hit.index for hit in hits] == order
+    assert all(0.0 <= hit.score <= 1.0 for hit in hits)
+
+
 class KeywordJudge:
     """A fake chat model with a known rule: a passage mentioning `keyword` scores 9, any other 2.
     `delay_s` makes it slow; `garbled` makes it answer without scores."""
