@@ -15,8 +15,8 @@ Every reranker scores on one scale, 0–1, so that RAG_MIN_SCORE means the same 
 Voyage's relevance score as it comes (0–1); the chat model's 0–10 judgement divided by 10 (a
 candidate it did not score gets 0; an answer on a larger scale is first brought to 0–10, `on_ten`);
 the fused order's fused score relative to the candidates' range (1 for the best candidate, 0 for the
-worst). Any failure falls back to the fused order, never to an
-empty result. Relevance thresholds are applied by the pipeline after reranking, never before.
+worst). Any failure falls back to the fused order, never to an empty result. Relevance thresholds are
+applied by the pipeline after reranking, never before.
 """
 
 from __future__ import annotations

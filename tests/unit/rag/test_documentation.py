@@ -277,6 +277,16 @@ def test_the_chat_model_reranks_only_when_asked_and_then_within_the_configured_b
     assert (chosen._timeout_s, chosen._max, chosen._chars, chosen._fused_weight) == (3.0, 8, 300, 0.0)
 
 
+def test_the_rerank_settings_reach_the_chat_model_reranker(sqlite_url: str, build: Any) -> None:
+    from almanac.main import doc_config
+
+    _, settings = build(sqlite_url, reranker="model", rerank_fused_weight=0.0, rerank_max_candidates=5)
+    chosen = build_reranker(doc_config(settings), _VendorModel())  # type: ignore[arg-type]
+    assert isinstance(chosen, ModelReranker) and (chosen._fused_weight, chosen._max) == (0.0, 5)
+    default = build_reranker(doc_config(build(sqlite_url, reranker="model")[1]), _VendorModel())  # type: ignore[arg-type]
+    assert isinstance(default, ModelReranker) and default._fused_weight == 0.5
+
+
 def test_by_default_bm25_finds_the_local_candidates_and_the_embeddings_reorder_them(
     sqlite_url: str, build: Any
 ) -> None:
