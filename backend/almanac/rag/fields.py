@@ -49,6 +49,8 @@ from almanac.rag.popularity import api_key
 from almanac.rag.ranking import name_stems, run_together, symbol_of
 
 _MODULE = re.compile(r"^#*\s*Module `([\w.]+)`")
+_SENTENCE = re.compile(r"(.{12,}?[.!?])(?:\s|$)")  # a sentence ends at . ! ? before a space (not "e.g" early on)
+GIST_CHARS = 300  # the longest first sentence a gist keeps
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,13 +98,33 @@ def api_name(chunk: Chunk) -> str:
 
 
 def lead(chunk: Chunk) -> str:
-    """The first paragraph of a chunk's text after its heading: a docstring's summary line(s), which say
-    what the API or module does in the words a question uses."""
-    body = chunk.text.split("\n", 1)[1] if chunk.text.lstrip().startswith("#") and "\n" in chunk.text else ""
+    """The first prose paragraph of a chunk's text after its heading: a docstring's summary line(s), which
+    say what the API or module does in the words a question uses. A heading may run over several lines (a
+    signature whose annotations hold text, as FastAPI's `Doc(...)`); paragraphs that are no prose are passed
+    over — admonitions (`!!! abstract "Usage Documentation"`), field lists (`:param x:`), tables, doctests,
+    badges and links."""
+    body = _after_heading(chunk.text.lstrip())
     for paragraph in re.split(r"\n\s*\n", body):
         text = paragraph.strip().strip("`").strip()
-        if text and not text.startswith("#"):
+        if text and not text.startswith(_NOT_PROSE):
             return text[:400]
+    return ""
+
+
+_NOT_PROSE = ("#", "!!!", ":", "|", ">>>", "[", "..", "```", "<")
+
+
+def _after_heading(text: str) -> str:
+    """The text after its leading Markdown heading (empty when it does not start with one). The heading ends
+    on the line that closes its backtick quote: a line-broken signature's heading spans several lines."""
+    if not text.startswith("#"):
+        return ""
+    lines = text.split("\n")
+    ticks = 0
+    for number, line in enumerate(lines):
+        ticks += line.count("`")
+        if ticks % 2 == 0:
+            return "\n".join(lines[number + 1 :])
     return ""
 
 
@@ -119,15 +141,15 @@ class FieldIndex:
         modules: dict[str, int] = {}
         summaries: dict[str, str] = {}
         owner = np.full(len(chunks), -1, dtype=np.int64)
-        leads: list[str] = []
+        firsts = [lead(chunk) for chunk in chunks]
+        leads = [f"{name_text(chunk)} {first}".strip() for chunk, first in zip(chunks, firsts, strict=True)]
         for row, chunk in enumerate(chunks):
             module = module_of(chunk)
-            leads.append(f"{name_text(chunk)} {lead(chunk)}".strip())
             if not module:
                 continue
             owner[row] = modules.setdefault(module, len(modules))
             if module not in summaries and " > " not in chunk.title:
-                summaries[module] = lead(chunk)
+                summaries[module] = firsts[row]
         self._owner = owner
         self._leads = BM25Index.build(leads) if any(leads) else None  # plain documents have no lead
         self._index_names(chunks)
@@ -136,6 +158,20 @@ class FieldIndex:
         )
         self._user, self._usage = _per_api(chunks, usage or {})
         self._referred, self._reference = _per_api(chunks, reference or {})
+        self._summaries = _summaries(chunks, firsts, reference or {})
+
+    def gist(self, chunk: Chunk) -> str:
+        """What a passage is about, in one line for the dense reorder to embed: the API's dotted name and the
+        first sentence of what it does — the Python documentation's description, else its docstring's summary,
+        taken from the API's first passage, so a split-off part of a long docstring has its API's gist
+        (`pydantic.main.BaseModel.model_dump: Generate a dictionary representation of the model, …`); a passage
+        without an API, its heading and first sentence. A question's words meet an API's purpose here, where the
+        passage itself is mostly signatures and parameters."""
+        symbol = _api_symbol(chunk)
+        if symbol:
+            return f"{symbol}: {self._summaries.get(api_key(symbol), '')}".strip()
+        heading = chunk.title.rsplit(" > ", 1)[-1]
+        return f"{heading}: {first_sentence(lead(chunk))}".strip()
 
     def _index_names(self, chunks: Sequence[Chunk]) -> None:
         by_stem: dict[str, list[int]] = {}
@@ -179,6 +215,29 @@ class FieldIndex:
                 per_document = np.append(_scaled(index.scores(query)), np.float32(0.0))
                 combined = combined + weight * per_document[rows]  # row -1 (no document) → the 0 appended
         return combined.astype(np.float32)
+
+
+def _summaries(chunks: Sequence[Chunk], leads: Sequence[str], reference: Mapping[str, str]) -> dict[str, str]:
+    """Per API (by `api_key`), the first sentence of its reference description, else of the lead of its first
+    passage that has one (`leads`: each chunk's `lead`)."""
+    summaries: dict[str, str] = {}
+    for chunk, first in zip(chunks, leads, strict=True):
+        symbol = _api_symbol(chunk)
+        key = api_key(symbol) if symbol else ""
+        if not key or key in summaries:
+            continue
+        described = reference.get(key) or first
+        if described:
+            summaries[key] = first_sentence(described)
+    return summaries
+
+
+def first_sentence(text: str) -> str:
+    """The first sentence of a paragraph (at most `GIST_CHARS`, cut at a word), its lines joined."""
+    flat = " ".join(text.split())
+    match = _SENTENCE.match(flat)
+    sentence = match.group(1) if match else flat
+    return sentence if len(sentence) <= GIST_CHARS else sentence[:GIST_CHARS].rsplit(" ", 1)[0]
 
 
 def _per_api(chunks: Sequence[Chunk], texts: Mapping[str, str]) -> tuple[npt.NDArray[np.int64], BM25Index | None]:

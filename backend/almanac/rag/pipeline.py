@@ -176,7 +176,10 @@ class DocumentationPipeline:
         if self.local_reorder is not None and isinstance(source, LocalSource) and texts:
             # LOCAL_DENSE=both/reorder: the question's embedding reorders the local candidates before any reranker
             # (then no near-copies again: the reordered scores know nothing of the diversity step's choices)
-            dense = await self.local_reorder.rerank(query, texts, len(texts), fused=ordered)
+            # each candidate's gist too: what its API is for, in a line (`FieldIndex.gist`)
+            fields = searched.index.fields() if isinstance(searched, LocalCorpus) else None
+            gists = [fields.gist(chunk) for chunk in chunks] if fields is not None else []
+            dense = await self.local_reorder.rerank(query, texts, len(texts), fused=ordered, gists=gists)
             blended = diversify(
                 [chunks[h.index] for h in dense], [h.score for h in dense], config.diversity, len(dense)
             )

@@ -45,7 +45,10 @@ from almanac.rag.priority import MOST_ASKED, library_name
 _SYMBOL = re.compile(r"`(?:class |async )*([A-Za-z_][\w.]*)")
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _RAW = re.compile(r"[a-z0-9]+")
-SAME_API = 2.0  # the overlap of another piece of an already chosen API's documentation (Jaccard is at most 1)
+# The overlap of another piece of an already chosen API's documentation: a Jaccard overlap is at most 1, so among
+# candidates scored 0–1 (the reorder's; at the default diversity 0.5 a penalty of 1.5, more than any gap in score plus
+# another's overlap) a second piece comes after every other API, however well it scores
+SAME_API = 3.0
 _PART = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
 _POPULAR = frozenset(library_name(name) for name in MOST_ASKED)
 
@@ -196,7 +199,7 @@ def arrange(
 
 def diversify(chunks: Sequence[Chunk], scores: Sequence[float], weight: float, limit: int) -> list[Candidate]:
     """Greedy selection by score less `weight` × the overlap with the most similar chosen passage (another
-    piece of the same API's documentation counts as `SAME_API`, twice a full overlap: it shows no API the reader
+    piece of the same API's documentation counts as `SAME_API`, three full overlaps: it shows no API the reader
     has not seen, however well it scores — the same API under another module path, `asyncio.tasks.Task` for
     `asyncio.Task`, included); exact repeats of a chosen passage's text are dropped."""
     remaining = sorted(range(len(chunks)), key=lambda i: -scores[i])[: 2 * limit]  # stable: fused order on ties

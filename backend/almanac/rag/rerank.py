@@ -29,6 +29,7 @@ from collections.abc import Sequence
 from typing import Protocol
 
 import numpy as np
+import numpy.typing as npt
 
 from almanac.llm.base import Model, complete
 from almanac.llm.messages import Message, ModelRequest
@@ -215,6 +216,12 @@ def _json_values(text: str) -> list[object]:
     return values
 
 
+def _cosines(vectors: npt.ArrayLike, query: npt.ArrayLike) -> list[float]:
+    matrix, vector = np.asarray(vectors, dtype=np.float64), np.asarray(query, dtype=np.float64)
+    norms = np.linalg.norm(matrix, axis=1) * (np.linalg.norm(vector) or 1.0)
+    return [float(v) for v in (matrix @ vector) / np.where(norms > 0, norms, 1.0)]
+
+
 def blend(fused: Sequence[float], similarity: Sequence[float], weight: float) -> list[float]:
     """Each candidate's fused score and its cosine similarity to the question, both scaled to the
     candidates' range (0–1), added with `weight` on the similarity: the vectors reorder the lexical
@@ -226,9 +233,11 @@ def blend(fused: Sequence[float], similarity: Sequence[float], weight: float) ->
 
 class DenseReorder:
     """The local index's reorder (LOCAL_DENSE=both or reorder): the question's embedding reorders the ranked
-    candidates (`blend`), so it can change their order but never add or drop one. Candidate vectors come
-    through the embedder's cache (the index's own vectors, for indexed text). An embedding error keeps the
-    fused order."""
+    candidates (`blend`), so it can change their order but never add or drop one. With `gists` (one line per
+    candidate saying what its API is for, `FieldIndex.gist`), the question's similarity to each gist counts as
+    much again: a question says what it wants done, which a passage of signatures and parameters says poorly
+    and its API's summary well. Candidate vectors come through the embedder's cache (the index's own vectors,
+    for indexed text). An embedding error keeps the fused order."""
 
     name = "dense reorder"
 
@@ -236,19 +245,22 @@ class DenseReorder:
         self._embedder = embedder
         self._weight = weight
 
-    async def rerank(self, query: str, texts: Sequence[str], top_n: int, *, fused: Sequence[float] = ()) -> list[Hit]:
+    async def rerank(
+        self, query: str, texts: Sequence[str], top_n: int, *, fused: Sequence[float] = (), gists: Sequence[str] = ()
+    ) -> list[Hit]:
         if not texts or len(fused) != len(texts):
             return fused_order(len(texts), top_n, fused)
+        described = len(gists) == len(texts)
         try:
-            vectors = await self._embedder.embed([*texts], input_type="document")
+            vectors = await self._embedder.embed([*texts, *(gists if described else ())], input_type="document")
             [question] = await self._embedder.embed([query], input_type="query")
         except EmbeddingError:
             log.warning("dense reorder failed; keeping the fused order", exc_info=True)
             return fused_order(len(texts), top_n, fused)
-        matrix, vector = np.asarray(vectors, dtype=np.float64), np.asarray(question, dtype=np.float64)
-        norms = np.linalg.norm(matrix, axis=1) * (np.linalg.norm(vector) or 1.0)
-        similarity = [float(v) for v in (matrix @ vector) / np.where(norms > 0, norms, 1.0)]
-        scores = blend(fused, similarity, self._weight)
+        similarity = _cosines(vectors, question)
+        scores = blend(fused, similarity[: len(texts)], self._weight)
+        if described:
+            scores = [s + self._weight * g for s, g in zip(scores, min_max(similarity[len(texts) :]), strict=True)]
         order = sorted(range(len(texts)), key=lambda i: (-scores[i], i))[:top_n]
         top = max(scores)
         return [Hit(i, unit(scores[i] / top) if top > 0 else 1.0) for i in order]

@@ -193,3 +193,40 @@ async def test_the_local_search_returns_the_named_apis_after_its_lexical_hits() 
         index_of(chunks), None, "start a thread that runs a function", library=None, config=HybridConfig(), k=10
     )
     assert len(hits) == 11 and hits[-1].index == len(chunks) - 1
+
+
+def test_the_lead_is_the_first_prose_after_a_heading_that_may_span_lines() -> None:
+    # a signature whose annotations hold text breaks the heading over lines, its own backticks paired
+    heading = "## `web.route(path: Annotated[str, Doc('\n    The `path`, as in `/items`.\n    ')])`"
+    signature = Chunk("w", f"{heading}\n\nDeclare a route.", "Module `web` > `web.route(...)`", None, LIBRARY, 0, 9)
+    assert lead(signature) == "Declare a route."
+    # admonitions, field lists, tables, doctests and badges are passed over for the first paragraph of prose
+    noisy = "\n\n".join(
+        [
+            "### `m.Model.dump(self)`",
+            '!!! abstract "Usage Documentation"\n    [`dump`](../concepts.md)',
+            ":param mode: how.",
+            "| a | b |",
+            ">>> m.dump()",
+            "[![badge](x.svg)](https://example.org)",
+            "Generate a dictionary of the model.",
+        ]
+    )
+    assert lead(Chunk("m", noisy, "Module `m` > `m.Model.dump(self)`", None, LIBRARY, 0, 9)) == (
+        "Generate a dictionary of the model."
+    )
+    assert lead(Chunk("p", "a split-off part, no heading", "Module `m` > `m.f()`", None, LIBRARY, 1, 9)) == ""
+
+
+def test_a_gist_says_in_one_line_what_an_api_is_for() -> None:
+    described = api("shutil.rmtree", "Delete a tree. Slowly.", "Errors are ignored when asked.")
+    summary_only = api("cachelib.Store.delete", "Remove one entry from the store. It returns nothing.", owner="Store")
+    part = Chunk("part", "errors are ignored when asked", described.title, None, LIBRARY, 1, 9)  # no heading
+    page = module_page("shutil", "Utility functions for copying files. And more.")
+    reference = {"shutil.rmtree": "Recursively delete a directory tree. If ignore_errors is set, errors are ignored."}
+    fields = FieldIndex([described, summary_only, part, page], reference=reference)
+    # the Python documentation's description first, else the docstring's summary: the first sentence of either
+    assert fields.gist(described) == "shutil.rmtree: Recursively delete a directory tree."
+    assert fields.gist(summary_only) == "cachelib.Store.delete: Remove one entry from the store."
+    assert fields.gist(part) == fields.gist(described)  # a split-off part has its API's gist
+    assert fields.gist(page) == "Module `shutil`: Utility functions for copying files."

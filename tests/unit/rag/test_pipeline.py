@@ -331,8 +331,12 @@ async def test_the_local_candidates_are_reordered_by_the_question_embedding_befo
     after = [p.chunk.id for p in (await pipeline_with(DenseReorder(embedder), FusedOrder()).run(request)).passages]  # type: ignore[arg-type]
     assert before[0] == "string.Formatter" and after[0] == "string.Template"
     assert sorted(after) == sorted(before)  # reordered, never added or dropped
-    # The texts embedded are the indexed texts, whose vectors the index keeps (and so the cache holds).
-    assert sorted(embedder.seen) == sorted(index_text(c) for c in index.chunks if c.id in before)
+    # The texts embedded are the indexed texts, whose vectors the index keeps (and so the cache holds), and
+    # each API's gist: its name and what it does.
+    texts = [index_text(c) for c in index.chunks if c.id in before]
+    gists = [index.fields().gist(c) for c in index.chunks if c.id in before]
+    assert sorted(embedder.seen) == sorted([*texts, *gists])
+    assert "string.Template: Fill the fields of a string written with $-placeholders." in gists
     assert any(text.startswith("Module `string` > `string.capwords(...)`\nCapitalise") for text in embedder.seen)
     # A reranker sees the reordered candidates: one that keeps the order it is given keeps Template first.
     kept = await pipeline_with(DenseReorder(ConceptEmbedder()), ScoringReranker([1.0, 0.5, 0.1])).run(request)  # type: ignore[arg-type]

@@ -165,6 +165,21 @@ async def test_dense_reorder_lets_the_question_embedding_reorder_close_candidate
     assert reranked[0].score == 1.0 and all(0.0 <= hit.score <= 1.0 for hit in reranked)
 
 
+async def test_dense_reorder_also_weighs_each_candidates_gist() -> None:
+    # two passages of signatures alike to the question's embedding; the gist of the second says what is asked
+    texts = ["other: signature one", "other: signature two", "other: signature three"]
+    gists = ["cache.clear: empties a cache", "shutil.rmtree: delete a directory tree", "other: nothing"]
+    fused = [1.0, 0.9, 0.0]
+    reorder = DenseReorder(AxisEmbedder())
+    plain = await reorder.rerank("delete a folder", texts, 3, fused=fused)
+    assert [hit.index for hit in plain] == [0, 1, 2]
+    described = await reorder.rerank("delete a folder", texts, 3, fused=fused, gists=gists)
+    assert [hit.index for hit in described] == [1, 0, 2]
+    # gists that do not match the candidates one for one are left out
+    unmatched = await reorder.rerank("delete a folder", texts, 3, fused=fused, gists=gists[:2])
+    assert [hit.index for hit in unmatched] == [0, 1, 2]
+
+
 async def test_dense_reorder_keeps_the_fused_order_when_embedding_fails() -> None:
     texts = ["cache entry options", "delete a directory tree"]
     reranked = await DenseReorder(AxisEmbedder(fail=True)).rerank("delete", texts, 2, fused=[1.0, 0.9])
