@@ -33,6 +33,7 @@ from almanac.storage.db import Database
 
 log = logging.getLogger(__name__)
 
+STANDARD_LIBRARY = "/python/*"  # a pseudo-library: every standard-library module (`/python/…`) at once
 NAMED_CANDIDATES = 30  # chunks whose API name the question spells out, added to the lexical candidates
 RARE_CHUNKS = 100  # a term in at most this many chunks is fully telling in an API's name (`rarity`; chosen on dev)
 
@@ -56,6 +57,7 @@ class LocalIndex:
     # embedding progresses do not change it); see `fields()`.
     field_index: FieldIndex | None = field(default=None, repr=False, compare=False)
     _fields_lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)
+    _standard: np.ndarray | None = field(default=None, init=False, repr=False, compare=False)  # STANDARD_LIBRARY's rows
 
     def __post_init__(self) -> None:
         if not self.rows_of:
@@ -120,6 +122,11 @@ class LocalIndex:
         return float(np.isin(containing, rows).sum()) / len(containing)
 
     def _rows(self, library: str | None) -> np.ndarray | None:
+        if library == STANDARD_LIBRARY:
+            if self._standard is None:
+                parts = [rows for name, rows in self.rows_of.items() if name.startswith("/python/")]
+                self._standard = np.sort(np.concatenate(parts)) if parts else np.zeros(0, dtype=np.int64)
+            return self._standard
         return None if library is None else self.rows_of.get(library, np.zeros(0, dtype=np.int64))
 
 

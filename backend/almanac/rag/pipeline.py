@@ -26,10 +26,11 @@ from dataclasses import dataclass, field, replace
 
 from almanac.rag.chunking import Chunk
 from almanac.rag.hybrid import index_text
+from almanac.rag.local_search import STANDARD_LIBRARY
 from almanac.rag.query import LIBRARY_ID, ParsedQuery, QueryParser, guess_library, topic_of
 from almanac.rag.ranking import RankingConfig, arrange, diversify
 from almanac.rag.rerank import DenseReorder, Reranker
-from almanac.rag.select import LibrarySelector, normalise_name
+from almanac.rag.select import LibrarySelector, means_standard_library, normalise_name
 from almanac.rag.sources.auto import AutoSource
 from almanac.rag.sources.base import DocSource, DocSourceError, LibraryInfo, LibraryNotFound, SourceUnavailable
 from almanac.rag.sources.local import EVERYTHING, LocalCorpus, LocalSource
@@ -151,7 +152,7 @@ class DocumentationPipeline:
             # every library is searched: the name's word is part of the topic again ("retry with exponential
             # backoff" named no library `exponential`; "use defaultdict for…" is about `defaultdict`)
             topic = topic_of(query, None)
-        if searched.library.id == EVERYTHING:
+        if searched.library.id in (EVERYTHING, STANDARD_LIBRARY):
             pool = self.candidates * WIDE_POOL  # libraries compete: rank a deeper pool
         words = " ".join([topic or query, *apis])  # the APIs the model expects are searched by name too
         hits = await searched.search(words, pool, question=query)  # the words, and the sentence to embed
@@ -201,6 +202,8 @@ class DocumentationPipeline:
         if not base and isinstance(source, LocalSource):
             notes.append("No library was named, so all local documentation was searched.")
             return source.everything()
+        if isinstance(source, LocalSource) and means_standard_library(base) and (standard := source.standard_library()):
+            return standard  # "Python standard library", "stdlib": every module of it, no one package
         base = base or guess_library(query) or ""
         if not base:
             raise LibraryNotFound(

@@ -27,8 +27,22 @@ def normalise_name(name: str) -> str:
     return "-".join(words)
 
 
+# What a requested name is left with, filler words dropped, when it means the Python standard library as a whole
+# ("Python standard library", "stdlib", "python3", "Python 3.12"); "python" alone leaves nothing: any library.
+_STANDARD = re.compile(r"standard(-lib(rary)?)?|std(lib)?|python-?3|py3|cpython|[0-9-]+")
+
+
+def means_standard_library(name: str) -> bool:
+    """Whether a requested library name means the whole standard library, not one package."""
+    wanted = normalise_name(name.split("@")[0])
+    if not wanted or _STANDARD.fullmatch(wanted) is None:
+        return False
+    return wanted[0].isalpha() or "python" in name.lower()  # a bare version only after "Python"
+
+
 def name_match(name: str, library: LibraryInfo) -> float:
-    """How well a requested name matches a library: 3 exact, 2 prefix, 1 contained, 0.5 word overlap."""
+    """How well a requested name matches a library: 3 exact, 2 prefix, 1 contained (whole words of it, or the
+    start of its name, a `py` prefix aside), 0.5 word overlap."""
     wanted = normalise_name(name.split("@")[0])
     if not wanted:
         return 0.0
@@ -42,8 +56,8 @@ def name_match(name: str, library: LibraryInfo) -> float:
             best = max(best, 3.0)
         elif candidate.startswith(wanted + "-") or wanted.startswith(candidate + "-"):
             best = max(best, 2.0)
-        elif wanted in candidate:
-            best = max(best, 1.0)
+        elif f"-{wanted}-" in f"-{candidate}-" or wanted in (candidate[: len(wanted)], candidate[2 : 2 + len(wanted)]):
+            best = max(best, 1.0)  # `websocket` in `websockets`, `yaml` in `pyyaml`; never `standard` in `zstandard`
     if best == 0.0 and set(wanted.split("-")) & set(normalise_name(library.description).split("-")):
         best = 0.5
     return best

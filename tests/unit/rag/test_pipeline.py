@@ -265,6 +265,15 @@ async def test_a_library_given_explicitly_still_restricts_the_search() -> None:
     assert result.passages and all(p.chunk.library == "/python/string" for p in result.passages)
 
 
+async def test_the_standard_library_given_as_the_library_is_searched_whole_and_alone() -> None:
+    pipeline = _local_pipeline(_local_index())
+    for name in ("Python standard library", "stdlib"):
+        result = await pipeline.run(DocRequest("split a string into words", library=name))
+        assert result.library.id == "/python/*" and result.notes == []
+        found = {p.chunk.library for p in result.passages}
+        assert found == {"/python/string", "/python/re"}  # every module of it, and no package
+
+
 # --- LOCAL_DENSE=reorder: the question's embedding reorders the local candidates ---------------------------
 
 

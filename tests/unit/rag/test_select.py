@@ -2,7 +2,14 @@
 
 from almanac.llm.base import ModelUnavailable
 from almanac.llm.fake import ScriptedModel, reply
-from almanac.rag.select import ModelSelector, RuleSelector, name_match, normalise_name, rank_libraries
+from almanac.rag.select import (
+    ModelSelector,
+    RuleSelector,
+    means_standard_library,
+    name_match,
+    normalise_name,
+    rank_libraries,
+)
 from almanac.rag.sources.base import LibraryInfo
 
 FASTAPI = LibraryInfo("/tiangolo/fastapi", "FastAPI", "Modern web framework", 9, 1800)
@@ -19,6 +26,22 @@ def test_names_are_normalised() -> None:
 def test_exact_names_beat_prefixes_and_trust_breaks_ties() -> None:
     assert name_match("fastapi", FASTAPI) == 3 and name_match("fastapi", CLI) == 2 and name_match("fastapi", OTHER) == 0
     assert rank_libraries("FastAPI", [CLI, CLONE, OTHER, FASTAPI]) == [FASTAPI, CLONE, CLI]
+
+
+def test_a_name_is_contained_only_as_whole_words_or_at_the_start() -> None:
+    def local(name: str) -> LibraryInfo:
+        return LibraryInfo(f"/pypi/{name}", name, "", 7, 10)
+
+    assert name_match("yaml", local("pyyaml")) == 1 and name_match("websocket", local("websockets")) == 1
+    assert name_match("users", local("fastapi-users")) == 1
+    assert name_match("Python standard library", local("zstandard")) == 0  # "standard" is not zstandard
+
+
+def test_names_of_the_whole_standard_library_are_told_from_packages() -> None:
+    for name in ("Python standard library", "stdlib", "the standard library", "python3", "Python 3.12"):
+        assert means_standard_library(name), name
+    for name in ("python", "3.12", "re", "zstandard", "python-dotenv", "standard-webhooks"):
+        assert not means_standard_library(name), name
 
 
 async def test_rules_pick_the_best_match() -> None:

@@ -13,7 +13,7 @@ from typing import Protocol
 from almanac.rag.chunking import Chunk
 from almanac.rag.embeddings.base import Embedder
 from almanac.rag.hybrid import HybridConfig
-from almanac.rag.local_search import LocalIndex, search_local
+from almanac.rag.local_search import STANDARD_LIBRARY, LocalIndex, search_local
 from almanac.rag.public import prefer_public
 from almanac.rag.retriever import Hit
 from almanac.rag.select import rank_libraries
@@ -105,9 +105,10 @@ class LocalSource:
     async def corpus(self, library: LibraryInfo, topic: str) -> LocalCorpus:
         index = self._loaded()
         base = library.id.split("@")[0]
-        if base != EVERYTHING and base not in index.libraries:
+        whole = base in (EVERYTHING, STANDARD_LIBRARY)
+        if not whole and base not in index.libraries:
             raise LibraryNotFound(f"{library.id} is not in the local documentation index.")
-        if base != EVERYTHING and self._asked is not None:
+        if not whole and self._asked is not None:
             self._asked(base)
         return LocalCorpus(
             library
@@ -126,6 +127,14 @@ class LocalSource:
             self._embedder,
             self._config,
         )
+
+    def standard_library(self) -> LibraryInfo | None:
+        """A pseudo-library standing for every standard-library module of the index (None: it has none)."""
+        index = self._loaded()
+        rows = sum(len(rows) for library, rows in index.rows_of.items() if library.startswith("/python/"))
+        if not rows:
+            return None
+        return LibraryInfo(STANDARD_LIBRARY, "the Python standard library", "", LOCAL_TRUST, rows, (), "local")
 
     def everything(self) -> LibraryInfo:
         """A pseudo-library standing for the whole local index."""
