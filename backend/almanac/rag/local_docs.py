@@ -13,6 +13,7 @@ import ast
 import importlib.metadata as metadata
 import importlib.util
 import logging
+import os
 import re
 import sys
 from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -46,6 +47,9 @@ STDLIB_SKIP = {
     "venv",
     "encodings",
 }
+# Standard-library modules users import under another name: `os.path` is `posixpath` (`ntpath` on Windows); their
+# passages are titled, searched and linked under the name code uses.
+STDLIB_ALIASES = {os.path.__name__: "os.path"}
 MAX_MODULES = 400
 MAX_FILE_BYTES = 600_000
 
@@ -217,11 +221,12 @@ def stdlib_documents(names: Iterable[str] | None = None) -> Iterator[tuple[Libra
             continue
         if spec is None or not spec.origin:
             continue
-        url = f"https://docs.python.org/{version}/library/{name}.html"
+        public = STDLIB_ALIASES.get(name, name)
+        url = f"https://docs.python.org/{version}/library/{public}.html"
         if not spec.origin.endswith(".py"):  # built in, or an extension module: only introspection sees it
             yield (
-                Library(f"/python/{name}", name, "", "stdlib", version, url),
-                [Document(f"/python/{name}", name, "", "markdown", url, Request(name))],
+                Library(f"/python/{public}", public, "", "stdlib", version, url),
+                [Document(f"/python/{public}", public, "", "markdown", url, Request(public))],
             )
             continue
         origin = Path(spec.origin)
@@ -234,11 +239,13 @@ def stdlib_documents(names: Iterable[str] | None = None) -> Iterator[tuple[Libra
         for path in files[:MAX_MODULES]:
             module = _module_name(path.relative_to(root).parts)
             found = source_of(module) if module else None
-            api = module_api(found[0], module, is_package=found[1], source_of=source_of) if found and module else None
+            titled = public if module == name else module
+            api = module_api(found[0], titled, is_package=found[1], source_of=source_of) if found and titled else None
             if api is not None and (api.markdown or api.request):
-                documents.append(api.document(f"/python/{name}", url))
+                documents.append(api.document(f"/python/{public}", url))
         if documents:
-            yield Library(f"/python/{name}", name, _summary(documents[0].text), "stdlib", version, url), documents
+            library = Library(f"/python/{public}", public, _summary(documents[0].text), "stdlib", version, url)
+            yield library, documents
 
 
 def _summary(text: str) -> str:

@@ -195,9 +195,10 @@ def unresolved_exports(
 
 def computed_all(tree: ast.Module) -> bool:
     """Whether the module's exports are only known at run time: a module `__getattr__`, a `__all__`
-    assigned something other than a literal list, or changed anywhere but by a top-level literal
-    (`__all__.extend(...)`, `__all__ += ...` inside an `if`: `os`, `numpy`). Module-level statements
-    only (those inside `if`/`try`/`with`/`for` included), not function bodies: cheap on every module."""
+    imported from another module (`collections.abc`), assigned something other than a literal list, or changed
+    anywhere but by a top-level literal (`__all__.extend(...)`, `__all__ += ...` inside an `if`: `os`, `numpy`).
+    Module-level statements only (those inside `if`/`try`/`with`/`for` included), not function bodies: cheap on
+    every module."""
     pending: list[tuple[ast.stmt, bool]] = [(node, True) for node in tree.body]
     while pending:
         node, top_level = pending.pop()
@@ -215,6 +216,8 @@ def computed_all(tree: ast.Module) -> bool:
         if any(isinstance(t, ast.Name) and t.id == "__all__" for t in targets):
             if not top_level or not isinstance(getattr(node, "value", None), ast.List | ast.Tuple):
                 return True
+        if isinstance(node, ast.ImportFrom) and any(alias.name == "__all__" for alias in node.names):
+            return True  # `from _collections_abc import __all__` (`collections.abc`): another module's list
         call = node.value if isinstance(node, ast.Expr) else None
         if (
             isinstance(call, ast.Call)

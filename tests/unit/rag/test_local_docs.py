@@ -1,14 +1,19 @@
 """Local documentation: folders, installed distributions and the stdlib, read without importing."""
 
+import os
 import sys
+from collections.abc import Iterable
 from pathlib import Path
 
 from almanac.rag.local_docs import (
+    Document,
+    Library,
     distribution_documents,
     folder_documents,
     module_markdown,
     normalise,
     stdlib_documents,
+    with_introspection,
 )
 
 SOURCE = '''"""Retry helpers.
@@ -156,3 +161,27 @@ def test_a_computed_all_marks_nothing_internal() -> None:
     )
     text = module_markdown(source, "numpy.matlib")
     assert "## `numpy.matlib.empty(shape)`\n" in text + "\n" and "(internal)" not in text
+
+
+def test_modules_imported_under_another_name_are_documented_under_it() -> None:
+    # `os.path` is `posixpath` here: its passages say `os.path.join`, as code and the Python documentation do
+    libraries, documents = with_introspection(*_collected(stdlib_documents([os.path.__name__])))
+    assert [library.id for library in libraries] == ["/python/os.path"]
+    assert libraries[0].url and libraries[0].url.endswith("/library/os.path.html")
+    assert "## `os.path.join(" in documents[0].text and "posixpath.join(" not in documents[0].text
+
+
+def test_a_module_that_imports_its_list_of_exports_is_documented_by_introspection() -> None:
+    # `collections.abc` is `from _collections_abc import *` and that module's `__all__`
+    _, documents = with_introspection(*_collected(stdlib_documents(["collections"])))
+    abc = next(document for document in documents if document.title == "collections.abc")
+    assert "class `collections.abc.Mapping" in abc.text and "class `collections.abc.Iterable" in abc.text
+
+
+def _collected(found: Iterable[tuple[Library, list[Document]]]) -> tuple[list[Library], list[Document]]:
+    libraries: list[Library] = []
+    documents: list[Document] = []
+    for library, docs in found:
+        libraries.append(library)
+        documents.extend(docs)
+    return libraries, documents

@@ -11,7 +11,7 @@ from almanac.rag.local_index import IndexInputs, build_local_index
 from almanac.rag.local_search import load_local_index
 from almanac.rag.pipeline import DocRequest, DocumentationPipeline
 from almanac.rag.query import RuleQueryParser
-from almanac.rag.reexports import unresolved_exports
+from almanac.rag.reexports import computed_all, unresolved_exports
 from almanac.rag.rerank import FusedOrder
 from almanac.rag.select import RuleSelector
 from almanac.rag.sources.local import LocalSource
@@ -131,3 +131,9 @@ def test_unresolved_exports_are_what_introspection_must_fill(
     tree = ast.parse(source)
     documented = {node.name for node in tree.body if isinstance(node, ast.FunctionDef)}
     assert unresolved_exports(tree, module, is_package=is_package, documented=documented) == gaps
+
+
+def test_a_list_of_exports_imported_from_another_module_is_known_only_at_run_time() -> None:
+    imported = ast.parse("from _collections_abc import *\nfrom _collections_abc import __all__\n")
+    assert computed_all(imported)
+    assert not computed_all(ast.parse("from _impl import *\n__all__ = ['Mapping']\n"))
