@@ -9,6 +9,9 @@ Each candidate's fused score is scaled to the candidates' range (0–1) and adju
   question has: `TemporaryDirectory` → "temporary", "directory"; each word weighed by how rare it is among the
   passages, so that a common word such as "path" or "random" says little for `pathlib.Path` or `random.Random`),
   and a little more when its class is named too (`AsyncClient` for `AsyncClient.stream`);
+- **a name written as code** — an API whose name the question writes as code (`model_validate`, `loads` in
+  `json.loads`: with an underscore, a digit or an inner capital, or dotted; `code_names`) gains `code_bonus`: the
+  exact name, where the exact-symbol bonus matches stems (`model_validator` and `model_validate` alike);
 - **a library hint** — passages of the library the question names gain `library_bonus` when the search
   ran over every library (a name that is an ordinary word is a hint, never a filter);
 - **the libraries people use** — with several libraries searched, passages of the everyday standard
@@ -23,7 +26,8 @@ Each candidate's fused score is scaled to the candidates' range (0–1) and adju
   class) loses `private_penalty`;
 - **diversity** — exact repeats of a passage are dropped, and the order is chosen greedily, each next
   passage by its score less `diversity` × its word overlap (Jaccard) with the most similar passage
-  already chosen, so six near-copies (six signatures of one client's methods) do not fill the answer.
+  already chosen, so six near-copies (six signatures of one client's methods) do not fill the answer; another
+  piece of an API already chosen comes after every other API.
 
 The symbol of a passage is the name in the last heading of its title, as the local index writes them
 (`Module `httpx` > class `httpx.AsyncClient(BaseClient)` > `async httpx.AsyncClient.get(...)``), so
@@ -45,10 +49,7 @@ from almanac.rag.priority import MOST_ASKED, library_name
 _SYMBOL = re.compile(r"`(?:class |async )*([A-Za-z_][\w.]*)")
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _RAW = re.compile(r"[a-z0-9]+")
-# The overlap of another piece of an already chosen API's documentation: a Jaccard overlap is at most 1, so among
-# candidates scored 0–1 (the reorder's; at the default diversity 0.5 a penalty of 1.5, more than any gap in score plus
-# another's overlap) a second piece comes after every other API, however well it scores
-SAME_API = 3.0
+_CODE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*")
 _PART = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
 _POPULAR = frozenset(library_name(name) for name in MOST_ASKED)
 
@@ -66,6 +67,7 @@ class RankingConfig:
     stdlib_bonus: float = 0.1  # any other standard-library module
     usage_bonus: float = 0.6  # an API all the indexed code uses (`popularity.Popularity.score` 1)
     expected_bonus: float = 0.6  # an API the chat model expects to answer it (`ParsedQuery.apis`); chosen on dev
+    code_bonus: float = 1.0  # an API whose name the question writes as code (`model_validate`, `json.loads`)
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,6 +100,20 @@ def run_together(question: str) -> set[str]:
     ("a deep copy") or `extractall` ("extract all members") is asked for."""
     words = _RAW.findall(question.lower())
     return {a + b for a, b in itertools.pairwise(words)}
+
+
+def code_names(question: str) -> frozenset[str]:
+    """The API names a question writes as code, lower-case: an identifier with an underscore, a digit or a capital
+    inside it (`model_validate`, `sha256`, `BaseModel`), and the last part of a dotted name (`json.loads` →
+    loads) — exact names, where a question's words match a name only by their stems (`model_validator` shares
+    `model_validate`'s)."""
+    names = set()
+    for token in _CODE.findall(question):
+        name = token.rsplit(".", 1)[-1]
+        coded = "." in token or "_" in name or any(c.isdigit() or c.isupper() for c in name[1:])
+        if coded and len(name) > 1:
+            names.add(name.lower())
+    return frozenset(names)
 
 
 def question_terms(question: str) -> frozenset[str]:
@@ -171,6 +187,7 @@ def arrange(
     if not chunks:
         return []
     terms = question_terms(question)
+    written = code_names(question)
     several = len({chunk.library for chunk in chunks}) > 1
     best, worst = max(scores), min(scores)
     spread = best - worst
@@ -181,6 +198,8 @@ def arrange(
         if symbol and not chunk.title.rsplit(" > ", 1)[-1].startswith("Module "):  # a module is no API name
             *owners, name = symbol.split(".")
             value += config.symbol_bonus * name_match(name, terms, rarity)
+            if name.lower() in written:
+                value += config.code_bonus
             if owners and owners[-1][:1].isupper():
                 value += config.owner_bonus * name_match(owners[-1], terms, rarity)
             if is_private(symbol):
@@ -198,27 +217,30 @@ def arrange(
 
 
 def diversify(chunks: Sequence[Chunk], scores: Sequence[float], weight: float, limit: int) -> list[Candidate]:
-    """Greedy selection by score less `weight` × the overlap with the most similar chosen passage (another
-    piece of the same API's documentation counts as `SAME_API`, three full overlaps: it shows no API the reader
-    has not seen, however well it scores — the same API under another module path, `asyncio.tasks.Task` for
-    `asyncio.Task`, included); exact repeats of a chosen passage's text are dropped."""
+    """Greedy selection by score less `weight` × the word overlap (Jaccard) with the most similar chosen passage;
+    another piece of an API already chosen comes after every other API, however well it scores (it shows no API
+    the reader has not seen; the same API under another module path, `asyncio.tasks.Task` for `asyncio.Task`,
+    included); exact repeats of a chosen passage's text are dropped."""
     remaining = sorted(range(len(chunks)), key=lambda i: -scores[i])[: 2 * limit]  # stable: fused order on ties
     words = {i: frozenset(_WORD.findall(chunks[i].text.lower())) for i in remaining}
     symbols = {i: api_key(symbol_of(chunks[i])) for i in remaining}
     seen_texts: set[str] = set()
+    shown: set[str] = set()  # the APIs chosen so far
     chosen: list[Candidate] = []
     overlap = dict.fromkeys(remaining, 0.0)
     while remaining and len(chosen) < limit:
-        pick = max(remaining, key=lambda i: scores[i] - weight * overlap[i])  # first of equals wins
+        # new APIs first, then by score less overlap; the first of equals wins
+        pick = max(remaining, key=lambda i: (symbols[i] not in shown, scores[i] - weight * overlap[i]))
         remaining.remove(pick)
         text = " ".join(chunks[pick].text.split())
         if text in seen_texts:
             continue
         seen_texts.add(text)
         chosen.append(Candidate(pick, scores[pick]))
+        if symbols[pick]:
+            shown.add(symbols[pick])
         for i in remaining:
-            same_api = bool(symbols[pick]) and symbols[i] == symbols[pick]  # another piece of the same API's docs
-            overlap[i] = max(overlap[i], SAME_API if same_api else _jaccard(words[i], words[pick]))
+            overlap[i] = max(overlap[i], _jaccard(words[i], words[pick]))
     return chosen
 
 

@@ -2,7 +2,15 @@
 use, a named library as a hint, and no near-copies among the passages shown."""
 
 from almanac.rag.chunking import Chunk
-from almanac.rag.ranking import RankingConfig, arrange, is_private, name_match, question_terms, symbol_of
+from almanac.rag.ranking import (
+    RankingConfig,
+    arrange,
+    code_names,
+    is_private,
+    name_match,
+    question_terms,
+    symbol_of,
+)
 
 
 def api(symbol: str, text: str, library: str = "/pypi/toolkit", owner: str | None = None) -> Chunk:
@@ -96,6 +104,28 @@ def test_more_pieces_of_one_apis_documentation_give_way_to_other_apis() -> None:
     to_dict = api("toolkit.Model.to_dict", "Return the model's fields.", owner="Model")
     ranked = order("serialize a model to a dict", [*pieces, to_dict], [9, 9, 9, 9, 9, 6], limit=3)
     assert ranked[:2] == ["toolkit.serializer", "toolkit.Model.to_dict"]
+    # however far ahead its pieces score: bonuses (the exact name written as code, its use) lift every piece
+    used = {"toolkit.serializer": 1.0}.get
+    ranked = order("toolkit.serializer", [*pieces, to_dict], [9, 9, 9, 9, 9, 1], usage=lambda s: used(s, 0.0))
+    assert ranked[:2] == ["toolkit.serializer", "toolkit.Model.to_dict"]
+
+
+def test_a_name_written_as_code_is_matched_exactly_not_by_its_stem() -> None:
+    # `model_validator` and `model_validate` share their stems; the question writes one of them
+    validator = api("toolkit.model_validator", "Decorate a method that validates the whole model.")
+    validate = api("toolkit.Model.model_validate", "Validate an object against the model.", owner="Model")
+    used = {"toolkit.model_validator": 1.0}.get  # and code uses the decorator more
+    for question in ("model_validate", "how do I call Model.model_validate on a dict?"):
+        ranked = order(question, [validator, validate], [9.0, 7.0], usage=lambda s: used(s, 0.0))
+        assert ranked[0] == "toolkit.Model.model_validate", question
+    assert order("validate a model", [validator, validate], [9.0, 7.0])[0] == "toolkit.model_validator"
+    assert code_names("use json.loads or model_dump, e.g. with sha256 on a BaseModel") == {
+        "loads",
+        "model_dump",
+        "sha256",
+        "basemodel",
+    }
+    assert code_names("gather the results of several coroutines") == frozenset()
 
 
 def test_a_common_word_in_an_apis_name_says_less_than_a_rare_one() -> None:
