@@ -21,7 +21,7 @@ import numpy as np
 from almanac.rag.bm25 import BM25Index
 from almanac.rag.chunking import Chunk
 from almanac.rag.embeddings.base import Embedder, EmbeddingError
-from almanac.rag.fields import FieldIndex, FieldWeights
+from almanac.rag.fields import FieldIndex, FieldWeights, module_of
 from almanac.rag.hybrid import HybridConfig, fuse
 from almanac.rag.local_docs import Library
 from almanac.rag.popularity import Popularity
@@ -58,6 +58,7 @@ class LocalIndex:
     field_index: FieldIndex | None = field(default=None, repr=False, compare=False)
     _fields_lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)
     _standard: np.ndarray | None = field(default=None, init=False, repr=False, compare=False)  # STANDARD_LIBRARY's rows
+    _imports: Mapping[str, frozenset[str]] | None = field(default=None, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if not self.rows_of:
@@ -70,6 +71,20 @@ class LocalIndex:
             if self.field_index is None or self.field_index.chunks is not self.chunks:
                 self.field_index = FieldIndex(self.chunks, self.popularity.words, self.reference)
             return self.field_index
+
+    def import_names(self) -> Mapping[str, frozenset[str]]:
+        """Per library, the top-level modules its passages document: the names code imports it by, which are
+        often not its distribution's (`yaml` for PyYAML, `dotenv` for python-dotenv, `bs4`, `PIL`). Computed
+        once, from the chunks' titles."""
+        with self._fields_lock:
+            if self._imports is None:
+                found: dict[str, set[str]] = {}
+                for chunk in self.chunks:
+                    top = module_of(chunk).split(".")[0]
+                    if chunk.library and top and not top.startswith("_"):
+                        found.setdefault(chunk.library, set()).add(top)
+                self._imports = {library: frozenset(names) for library, names in found.items()}
+            return self._imports
 
     def has_vectors(self, library: str | None) -> bool:
         """Whether a dense search of `library` (None: every library) covers all of its chunks."""

@@ -144,7 +144,7 @@ class DocumentationPipeline:
             # A library named in the question is a hint, not a filter: every library is searched and the
             # named one's passages count more — less when its name is an ordinary word ("string"); a name
             # that only loosely matches a library (unsure) is no hint at all.
-            hint = _hinted(corpus, name)
+            hint = hinted_library(corpus, name)
             if hint is not None and corpus.index.share(name, hint) < DISTINCTIVE_SHARE:
                 weight = ORDINARY_HINT
             if corpus.library.id != EVERYTHING:
@@ -239,15 +239,17 @@ class DocumentationPipeline:
         return chosen
 
 
-def _hinted(corpus: LocalCorpus, name: str) -> str | None:
-    """The local library a name in the question hints at: the chosen library when the name is its own
-    (not a looser match), else None (then the chosen library is searched alone, as before)."""
+def hinted_library(corpus: LocalCorpus, name: str) -> str | None:
+    """The local library a name in the question hints at: the chosen library when the name is its own or
+    one of its import names (`yaml` for PyYAML) — not a looser match —, else None (then the chosen library
+    is searched alone, as before)."""
     library = corpus.library
     if library.id == EVERYTHING or LIBRARY_ID.fullmatch(name):
         return None
     wanted = normalise_name(name.split("@")[0])
+    imports = corpus.index.import_names().get(library.id, frozenset())
     own = {normalise_name(library.title), normalise_name(library.id.rstrip("/").rsplit("/", 1)[-1])}
-    return library.id if wanted and wanted in own else None
+    return library.id if wanted and wanted in own | {normalise_name(m) for m in imports} else None
 
 
 def _scaled(config: RankingConfig, weight: float) -> RankingConfig:

@@ -40,6 +40,9 @@ def means_standard_library(name: str) -> bool:
     return wanted[0].isalpha() or "python" in name.lower()  # a bare version only after "Python"
 
 
+EXACT = 3.0  # `name_match` of a library's own name
+
+
 def name_match(name: str, library: LibraryInfo) -> float:
     """How well a requested name matches a library: 3 exact, 2 prefix, 1 contained (whole words of it, or the
     start of its name, a `py` prefix aside), 0.5 word overlap."""
@@ -53,7 +56,7 @@ def name_match(name: str, library: LibraryInfo) -> float:
         if not candidate:
             continue
         if candidate == wanted:
-            best = max(best, 3.0)
+            best = max(best, EXACT)
         elif candidate.startswith(wanted + "-") or wanted.startswith(candidate + "-"):
             best = max(best, 2.0)
         elif f"-{wanted}-" in f"-{candidate}-" or wanted in (candidate[: len(wanted)], candidate[2 : 2 + len(wanted)]):

@@ -16,7 +16,7 @@ from almanac.rag.hybrid import HybridConfig
 from almanac.rag.local_search import STANDARD_LIBRARY, LocalIndex, search_local
 from almanac.rag.public import prefer_public
 from almanac.rag.retriever import Hit
-from almanac.rag.select import rank_libraries
+from almanac.rag.select import EXACT, name_match, normalise_name, rank_libraries
 from almanac.rag.sources.base import LibraryInfo, LibraryNotFound, SourceUnavailable
 
 EVERYTHING = "/local/*"  # the whole index, when no library matches
@@ -78,7 +78,12 @@ class LocalSource:
         index = self._index()
         if index is None:
             return []
-        return [name for lib in index.libraries.values() for name in (lib.title, lib.id.rsplit("/", 1)[-1])]
+        imports = index.import_names()
+        return [
+            name
+            for lib in index.libraries.values()
+            for name in (lib.title, lib.id.rsplit("/", 1)[-1], *sorted(imports.get(lib.id, ())))
+        ]
 
     def _loaded(self) -> LocalIndex:
         index = self._index()
@@ -100,7 +105,15 @@ class LocalSource:
             )
             for lib in index.libraries.values()
         ]
-        return rank_libraries(name, infos)[:10]
+        ranked = rank_libraries(name, infos)
+        # a library's import name (`yaml` for PyYAML) names it as surely as its own, before looser matches
+        wanted = normalise_name(name)
+        imported = [
+            info for info in infos if wanted in {normalise_name(m) for m in index.import_names().get(info.id, ())}
+        ]
+        exact = [info for info in ranked if name_match(name, info) >= EXACT]
+        rest = [info for info in ranked if info not in exact and info not in imported]
+        return [*exact, *(info for info in imported if info not in exact), *rest][:10]
 
     async def corpus(self, library: LibraryInfo, topic: str) -> LocalCorpus:
         index = self._loaded()

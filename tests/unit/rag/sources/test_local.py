@@ -12,6 +12,7 @@ from almanac.rag.embeddings.base import Embeddings, InputType
 from almanac.rag.hybrid import HybridConfig
 from almanac.rag.local_docs import Library
 from almanac.rag.local_search import LocalIndex
+from almanac.rag.pipeline import hinted_library
 from almanac.rag.sources.local import LocalSource
 from almanac.rag.vectors import VectorIndex
 
@@ -71,3 +72,45 @@ async def test_the_vector_search_embeds_the_question_as_written_and_bm25_searche
     assert await corpus.search("gzip compression Starlette app", 3, question=question)
     assert embedder.queries == [question]
     assert await corpus.search("gzip compression", 3) and embedder.queries[-1] == "gzip compression"
+
+
+def _packages_index() -> LocalIndex:
+    """PyYAML, imported as `yaml`, and a package whose name merely contains the word."""
+
+    def api(library: str, symbol: str, text: str) -> Chunk:
+        module = symbol.rsplit(".", 1)[0]
+        title = f"Module `{module}` > `{symbol}(...)`"
+        return Chunk(symbol, f"## `{symbol}(...)`\n\n{text}", title, None, library, 0, 8)
+
+    chunks = [
+        api("/pypi/pyyaml", "yaml.safe_dump", "Serialize a Python object into a YAML stream."),
+        api("/pypi/pyyaml", "_yaml.helper", "A private module is no import name."),
+        api("/pypi/yamlfix", "yamlfix.fix_code", "Fix the style of YAML source code."),
+        api("/pypi/yamlfix", "yamlfix.fix_files", "Fix the style of YAML files."),
+        api("/pypi/yamlfix", "yamlfix.Config", "How to fix."),
+    ]
+    libraries = {
+        "/pypi/pyyaml": Library("/pypi/pyyaml", "PyYAML", "", "package", "6", None),
+        "/pypi/yamlfix": Library("/pypi/yamlfix", "yamlfix", "", "package", "1", None),
+    }
+    return LocalIndex(libraries, chunks, BM25Index.build([c.text for c in chunks]), None, None, datetime.now(UTC))
+
+
+async def test_a_library_is_known_by_the_names_code_imports_it_by() -> None:
+    index = _packages_index()
+    assert index.import_names() == {"/pypi/pyyaml": {"yaml"}, "/pypi/yamlfix": {"yamlfix"}}
+    source = LocalSource(index=lambda: index, embedder=None, config=HybridConfig())
+    assert "yaml" in source.names() and "_yaml" not in source.names()
+    # `yaml` names PyYAML as surely as its own name does, before `yamlfix` (more passages), which merely starts
+    # with the word
+    assert [info.id for info in await source.libraries("yaml", "dump")] == ["/pypi/pyyaml", "/pypi/yamlfix"]
+    assert next(info.id for info in await source.libraries("yamlfix", "fix")) == "/pypi/yamlfix"
+
+
+async def test_a_library_named_in_the_question_by_its_import_name_is_a_hint() -> None:
+    index = _packages_index()
+    source = LocalSource(index=lambda: index, embedder=None, config=HybridConfig())
+    [pyyaml, yamlfix] = await source.libraries("yaml", "dump")
+    assert hinted_library(await source.corpus(pyyaml, "dump"), "yaml") == "/pypi/pyyaml"  # how code names it
+    assert hinted_library(await source.corpus(pyyaml, "dump"), "PyYAML") == "/pypi/pyyaml"
+    assert hinted_library(await source.corpus(yamlfix, "fix"), "yaml") is None  # a looser match is no hint
