@@ -223,4 +223,5 @@ def _materialise(
         reference=from_bytes(row.reference),
     )
     index.fields()  # here, in the loading thread, not on the first question (~3 s for 60,000 chunks)
+    index.import_names()  # likewise (~0.1 s for 78,000 chunks)
     return index
