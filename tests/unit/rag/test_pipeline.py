@@ -6,6 +6,7 @@ from datetime import UTC, datetime
 
 import numpy as np
 import pytest
+from tests.rag_support import api_passage, small_index
 
 from almanac.llm.fake import ScriptedModel, reply
 from almanac.rag.bm25 import BM25Index
@@ -163,12 +164,7 @@ async def test_the_result_formats_with_titles_libraries_sources_and_citations() 
 def _local_index() -> LocalIndex:
     """`string` and `re` as the local index writes modules, plus a package that also talks about strings, so
     that "string" is an ordinary word there, not a distinctive name."""
-
-    def api(library: str, symbol: str, text: str) -> Chunk:
-        module = symbol.rsplit(".", 1)[0]
-        title = f"Module `{module}` > `{symbol}(...)`"
-        return Chunk(symbol, f"## `{symbol}(...)`\n\n{text}", title, None, library, 0, 10)
-
+    api = api_passage
     chunks = [
         api("/python/string", "string.capwords", "Capitalise each word of a string and join the words."),
         api("/python/string", "string.Template", "A string class for simple $-substitutions in a string."),
@@ -179,13 +175,7 @@ def _local_index() -> LocalIndex:
         api("/pypi/textkit", "textkit.shorten", "Shorten a string to a width; the string keeps whole words."),
         api("/pypi/textkit", "textkit.Text", "A rich string that remembers the string it came from."),
     ]
-    libraries = {
-        lid: Library(lid, lid.rsplit("/", 1)[-1], "", "stdlib", "3.11", None)
-        for lid in ("/python/string", "/python/re", "/pypi/textkit")
-    }
-    return LocalIndex(
-        libraries, chunks, BM25Index.build([index_text(c) for c in chunks]), None, None, datetime.now(UTC)
-    )
+    return small_index({"/python/string": "string", "/python/re": "re", "/pypi/textkit": "textkit"}, chunks)
 
 
 def _local_pipeline(index: LocalIndex) -> DocumentationPipeline:

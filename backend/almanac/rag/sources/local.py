@@ -105,15 +105,17 @@ class LocalSource:
             )
             for lib in index.libraries.values()
         ]
+        wanted, imports = normalise_name(name), index.import_names()
+
+        def imported(info: LibraryInfo) -> bool:  # named the way code imports it: `yaml` for PyYAML
+            return wanted in {normalise_name(module) for module in imports.get(info.id, ())}
+
         ranked = rank_libraries(name, infos)
-        # a library's import name (`yaml` for PyYAML) names it as surely as its own, before looser matches
-        wanted = normalise_name(name)
-        imported = [
-            info for info in infos if wanted in {normalise_name(m) for m in index.import_names().get(info.id, ())}
-        ]
-        exact = [info for info in ranked if name_match(name, info) >= EXACT]
-        rest = [info for info in ranked if info not in exact and info not in imported]
-        return [*exact, *(info for info in imported if info not in exact), *rest][:10]
+        matched = {info.id for info in ranked}
+        ranked += [info for info in infos if info.id not in matched and imported(info)]
+        # its own name first, then an import name (as sure a sign), then looser matches; rank order within each
+        ranked.sort(key=lambda info: 0 if name_match(name, info) >= EXACT else 1 if imported(info) else 2)
+        return ranked[:10]
 
     async def corpus(self, library: LibraryInfo, topic: str) -> LocalCorpus:
         index = self._loaded()

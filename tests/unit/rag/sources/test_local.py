@@ -5,6 +5,7 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 
 from tests.fakes.embedder import HashEmbedder
+from tests.rag_support import api_passage, small_index
 
 from almanac.rag.bm25 import BM25Index
 from almanac.rag.chunking import Chunk
@@ -75,25 +76,15 @@ async def test_the_vector_search_embeds_the_question_as_written_and_bm25_searche
 
 
 def _packages_index() -> LocalIndex:
-    """PyYAML, imported as `yaml`, and a package whose name merely contains the word."""
-
-    def api(library: str, symbol: str, text: str) -> Chunk:
-        module = symbol.rsplit(".", 1)[0]
-        title = f"Module `{module}` > `{symbol}(...)`"
-        return Chunk(symbol, f"## `{symbol}(...)`\n\n{text}", title, None, library, 0, 8)
-
+    """PyYAML, imported as `yaml`, and a package whose name merely starts with the word (more passages)."""
     chunks = [
-        api("/pypi/pyyaml", "yaml.safe_dump", "Serialize a Python object into a YAML stream."),
-        api("/pypi/pyyaml", "_yaml.helper", "A private module is no import name."),
-        api("/pypi/yamlfix", "yamlfix.fix_code", "Fix the style of YAML source code."),
-        api("/pypi/yamlfix", "yamlfix.fix_files", "Fix the style of YAML files."),
-        api("/pypi/yamlfix", "yamlfix.Config", "How to fix."),
+        api_passage("/pypi/pyyaml", "yaml.safe_dump", "Serialize a Python object into a YAML stream."),
+        api_passage("/pypi/pyyaml", "_yaml.helper", "A private module is no import name."),
+        api_passage("/pypi/yamlfix", "yamlfix.fix_code", "Fix the style of YAML source code."),
+        api_passage("/pypi/yamlfix", "yamlfix.fix_files", "Fix the style of YAML files."),
+        api_passage("/pypi/yamlfix", "yamlfix.Config", "How to fix."),
     ]
-    libraries = {
-        "/pypi/pyyaml": Library("/pypi/pyyaml", "PyYAML", "", "package", "6", None),
-        "/pypi/yamlfix": Library("/pypi/yamlfix", "yamlfix", "", "package", "1", None),
-    }
-    return LocalIndex(libraries, chunks, BM25Index.build([c.text for c in chunks]), None, None, datetime.now(UTC))
+    return small_index({"/pypi/pyyaml": "PyYAML", "/pypi/yamlfix": "yamlfix"}, chunks)
 
 
 async def test_a_library_is_known_by_the_names_code_imports_it_by() -> None:
