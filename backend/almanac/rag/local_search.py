@@ -24,6 +24,7 @@ from almanac.rag.embeddings.base import Embedder, EmbeddingError
 from almanac.rag.fields import FieldIndex, FieldWeights, module_of
 from almanac.rag.hybrid import HybridConfig, fuse
 from almanac.rag.local_docs import Library
+from almanac.rag.mentions import Mentions
 from almanac.rag.popularity import Popularity
 from almanac.rag.python_reference import from_bytes
 from almanac.rag.retriever import Hit, top_k
@@ -59,6 +60,7 @@ class LocalIndex:
     _fields_lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)
     _standard: np.ndarray | None = field(default=None, init=False, repr=False, compare=False)  # STANDARD_LIBRARY's rows
     _imports: Mapping[str, frozenset[str]] | None = field(default=None, init=False, repr=False, compare=False)
+    _mentions: Mentions | None = field(default=None, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if not self.rows_of:
@@ -85,6 +87,13 @@ class LocalIndex:
                         found.setdefault(chunk.library, set()).add(top)
                 self._imports = {library: frozenset(names) for library, names in found.items()}
             return self._imports
+
+    def mentions(self) -> Mentions:
+        """How many other APIs of its package call each API in their passages (`mentions.py`). Computed once."""
+        with self._fields_lock:
+            if self._mentions is None:
+                self._mentions = Mentions.count(self.chunks)
+            return self._mentions
 
     def has_vectors(self, library: str | None) -> bool:
         """Whether a dense search of `library` (None: every library) covers all of its chunks."""
@@ -224,4 +233,5 @@ def _materialise(
     )
     index.fields()  # here, in the loading thread, not on the first question (~3 s for 60,000 chunks)
     index.import_names()  # likewise (~0.1 s for 78,000 chunks)
+    index.mentions()  # likewise (~1 s)
     return index

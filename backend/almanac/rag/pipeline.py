@@ -9,7 +9,8 @@
    named in the question (rather than given as `library`) is a hint, not a filter: every library is
    searched and the named one's passages count more (less when its name is an ordinary word);
 5. order the candidates (`ranking.py`: the exact symbol first, the APIs installed code uses most
-   (`popularity.py`, local index only), public before private, no near-copies),
+   (`popularity.py`, local index only) and, in the library asked about, those its own documentation calls
+   most (`mentions.py`), public before private, no near-copies),
    top 30; rerank to the best few, then apply any relevance threshold (`rerank.py`);
 6. the result, formatted by `format.py`.
 
@@ -160,6 +161,9 @@ class DocumentationPipeline:
         config = self.ranking if weight == 1.0 else _scaled(self.ranking, weight)
         usage = searched.index.popularity.score if isinstance(searched, LocalCorpus) else None
         rarity = searched.index.rarity if isinstance(searched, LocalCorpus) else None
+        mentions = searched.index.mentions().score if isinstance(searched, LocalCorpus) else None
+        alone = searched.library.id not in (EVERYTHING, STANDARD_LIBRARY)
+        focus = hint if hint is not None else searched.library.id if alone else None  # the library asked about
         order = arrange(
             query,
             chunks,
@@ -170,6 +174,8 @@ class DocumentationPipeline:
             usage=usage,
             expected=apis,
             rarity=rarity,
+            focus=focus,
+            mentions=mentions,
         )
         chunks = [chunks[c.index] for c in order]
         ordered = [c.score for c in order]

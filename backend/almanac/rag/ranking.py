@@ -20,6 +20,10 @@ Each candidate's fused score is scaled to the candidates' range (0–1) and adju
 - **the APIs code uses** — given the index's `Popularity`, a passage documenting an API gains
   `usage_bonus` × how widely installed code uses it (0–1): of the many passages sharing a question's words,
   the one every program calls (`shutil.rmtree`) is far more often meant than a vendor SDK's `delete`;
+- **the centre of the library asked about** — for the passages of the library the question is about (`focus`:
+  the one named, or the only one searched), the usage above is at least how many of its other APIs call the API
+  in their documentation (`mentions.Mentions`: `create_engine` in SQLAlchemy's, `model_dump` in pydantic's),
+  which knows the packages that little installed code calls;
 - **the APIs the chat model expects** — with a chat model, the query parser names the APIs it expects to
   answer the question (`ParsedQuery.apis`); a passage documenting one of them gains `expected_bonus`;
 - **public before private** — an API with a `_private` part in its dotted name (or a method of a private
@@ -179,11 +183,14 @@ def arrange(
     usage: Callable[[str], float] | None = None,
     expected: Sequence[str] = (),
     rarity: Callable[[str], float] | None = None,
+    focus: str | None = None,
+    mentions: Callable[[str], float] | None = None,
 ) -> list[Candidate]:
     """The candidates (`chunks` with their fused `scores`, best first) in their final order, at most
     `limit`; `hint` is the library ID whose passages gain `library_bonus`, `usage` how widely code uses an
     API, 0–1, `expected` the APIs the chat model named, `rarity` how telling each (stemmed) question word is
-    in an API's name, 0–1 (see the module docstring)."""
+    in an API's name, 0–1, `focus` the library the question is about and `mentions` how central an API is in
+    its library's documentation, 0–1 (see the module docstring)."""
     if not chunks:
         return []
     terms = question_terms(question)
@@ -204,8 +211,10 @@ def arrange(
                 value += config.owner_bonus * name_match(owners[-1], terms, rarity)
             if is_private(symbol):
                 value -= config.private_penalty
-            if usage is not None:
-                value += config.usage_bonus * usage(symbol)
+            used = usage(symbol) if usage is not None else 0.0
+            if mentions is not None and focus is not None and chunk.library == focus:
+                used = max(used, mentions(symbol))
+            value += config.usage_bonus * used
             if any(same_api(symbol, name) for name in expected):
                 value += config.expected_bonus
         if hint is not None and chunk.library == hint:
@@ -221,9 +230,17 @@ def diversify(chunks: Sequence[Chunk], scores: Sequence[float], weight: float, l
     another piece of an API already chosen comes after every other API, however well it scores (it shows no API
     the reader has not seen; the same API under another module path, `asyncio.tasks.Task` for `asyncio.Task`,
     included); exact repeats of a chosen passage's text are dropped."""
-    remaining = sorted(range(len(chunks)), key=lambda i: -scores[i])[: 2 * limit]  # stable: fused order on ties
+    ranked = sorted(range(len(chunks)), key=lambda i: -scores[i])  # stable: fused order on ties
+    keys = {i: api_key(symbol_of(chunks[i])) for i in ranked}
+    # the pool: the best passage of each API first, other pieces only to fill it (one long class's twenty
+    # pieces outscoring the rest must not crowd every other API out before the choice)
+    firsts: dict[str, int] = {}
+    for i in ranked:
+        firsts.setdefault(keys[i] or f"#{i}", i)
+    leading = set(itertools.islice(firsts.values(), 2 * limit))
+    remaining = [*(i for i in ranked if i in leading), *(i for i in ranked if i not in leading)][: 2 * limit]
     words = {i: frozenset(_WORD.findall(chunks[i].text.lower())) for i in remaining}
-    symbols = {i: api_key(symbol_of(chunks[i])) for i in remaining}
+    symbols = {i: keys[i] for i in remaining}
     seen_texts: set[str] = set()
     shown: set[str] = set()  # the APIs chosen so far
     chosen: list[Candidate] = []

@@ -400,3 +400,29 @@ async def test_the_search_gets_the_topic_words_and_the_question_as_written() -> 
     await pipeline(Source()).run(DocRequest("How do I declare dependencies in FastAPI?", library="fastapi"))
     [(words, question)] = corpus.searched
     assert question == "How do I declare dependencies in FastAPI?" and "How" not in words.split()
+
+
+def _orm_index() -> LocalIndex:
+    """A package whose own passages keep calling `create_engine`, and a `make_url` that words a question as well."""
+    chunks = [
+        api_passage("/pypi/orm", "orm.url.make_url", "Parse a URL."),
+        api_passage("/pypi/orm", "orm.create_engine", "Return a new Engine for a database."),
+        api_passage("/pypi/orm", "orm.Session", "A unit of work: `Session(bind=create_engine(dsn))`."),
+        api_passage("/pypi/orm", "orm.MetaData", "Tables; `metadata.create_all(create_engine(dsn))` emits DDL."),
+        api_passage("/pypi/orm", "orm.inspect", "Inspect a connectable: `inspect(create_engine(dsn))`."),
+        api_passage("/pypi/orm", "orm.text", "Textual SQL: `create_engine(dsn).execute(text(sql))`."),
+        api_passage("/pypi/orm", "orm.Table", "A table: `Table(name, meta)`, created by `create_engine(dsn)`."),
+        api_passage("/pypi/orm", "orm.select", "A SELECT: run `select(t)` on `create_engine(dsn)`."),
+        api_passage("/pypi/other", "other.Pool", "A pool of connections: `Pool(size=5)`."),
+    ]
+    return small_index({"/pypi/orm": "orm", "/pypi/other": "other"}, chunks)
+
+
+async def test_in_the_library_asked_about_the_api_its_own_documentation_calls_most_comes_first() -> None:
+    pipeline = _local_pipeline(_orm_index())
+    for request in (
+        DocRequest("get a database engine from a url with orm"),  # named in the question: a hint
+        DocRequest("get a database engine from a url", library="orm"),  # given: the only library searched
+    ):
+        result = await pipeline.run(request)
+        assert symbol_of(result.passages[0].chunk) == "orm.create_engine", request

@@ -203,3 +203,25 @@ def test_an_api_the_chat_model_expects_comes_first_wherever_it_is_defined() -> N
     assert order("run them together", [finder, gather], [9.0, 7.0], expected=["asyncio.gather"])[0] == (
         "asyncio.tasks.gather"
     )
+
+
+def test_in_the_library_asked_about_the_api_its_documentation_calls_most_comes_first() -> None:
+    # "create a database engine from a url": the URL class matches as well; the docs everywhere call create_engine
+    url = api("orm.engine.url.URL", "The components of a URL used to connect to a database engine.", "/pypi/orm")
+    create = api("orm.engine.create_engine", "Create a new Engine instance from a database URL.", "/pypi/orm")
+    central = {"orm.engine.create_engine": 1.0}.get
+    question = "create a database engine from a url"
+    assert order(question, [url, create], [9.0, 8.0])[0] == "orm.engine.url.URL"
+    options = {"mentions": lambda s: central(s, 0.0)}
+    assert order(question, [url, create], [9.0, 8.0], focus="/pypi/orm", **options)[0] == "orm.engine.create_engine"
+    # only for the library the question is about: centrality is not comparable across libraries
+    assert order(question, [url, create], [9.0, 8.0], focus="/pypi/other", **options)[0] == "orm.engine.url.URL"
+    assert order(question, [url, create], [9.0, 8.0], **options)[0] == "orm.engine.url.URL"
+
+
+def test_one_apis_many_pieces_do_not_crowd_the_others_out_of_the_pool() -> None:
+    # A long class's forty pieces all outscore the exception the question is after.
+    pieces = [api("web.App", f"Part {n} of the application's documentation.") for n in range(40)]
+    error = api("web.HTTPException", "Raise it to return an error response with a status code.")
+    ranked = order("return a 404 error", [*pieces, error], [*[9.0] * 40, 5.0], limit=6)
+    assert ranked[:2] == ["web.App", "web.HTTPException"]
