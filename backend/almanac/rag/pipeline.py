@@ -138,7 +138,7 @@ class DocumentationPipeline:
     ) -> DocResult:
         if isinstance(source, LocalSource):
             await source.ready(progress)
-        library = await self._library(source, query, name, notes)
+        library = await self._library(source, query, name, notes, explicit)
         corpus = await source.corpus(library, topic)
         searched, hint, weight, pool = corpus, None, 1.0, self.candidates
         if isinstance(source, LocalSource) and isinstance(corpus, LocalCorpus) and not explicit and name:
@@ -198,7 +198,9 @@ class DocumentationPipeline:
         passages = [Passage(chunks[hit.index], hit.score) for hit in reranked]
         return DocResult(corpus.library, source.name, topic, passages, notes)
 
-    async def _library(self, source: DocSource, query: str, name: str | None, notes: list[str]) -> LibraryInfo:
+    async def _library(
+        self, source: DocSource, query: str, name: str | None, notes: list[str], explicit: bool = False
+    ) -> LibraryInfo:
         local = isinstance(source, LocalSource)
         if name and LIBRARY_ID.fullmatch(name) and not local:
             return LibraryInfo(name, name, source=source.name)
@@ -217,7 +219,12 @@ class DocumentationPipeline:
                 "'fastapi' or a Context7 ID such as '/tiangolo/fastapi'."
             )
         lookup = base.rsplit("/", 1)[-1] if base.startswith("/") else base
-        candidates = await source.libraries(lookup, query)
+        if isinstance(source, LocalSource):
+            # a name the rules read off the question ("with several") is a library only if it names one; only
+            # a name given as `library` may match a library's description alone ("postgresql" → asyncpg)
+            candidates = await source.libraries(lookup, query, loose=explicit)
+        else:
+            candidates = await source.libraries(lookup, query)
         if not candidates:
             if isinstance(source, LocalSource):
                 notes.append(f"No library called '{lookup}' is in the local documentation; all of it was searched.")

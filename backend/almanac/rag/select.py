@@ -41,6 +41,7 @@ def means_standard_library(name: str) -> bool:
 
 
 EXACT = 3.0  # `name_match` of a library's own name
+NAMED = 1.0  # the least `name_match` of a library's name (below: its description alone has the word)
 
 
 def name_match(name: str, library: LibraryInfo) -> float:

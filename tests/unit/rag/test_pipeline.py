@@ -71,7 +71,7 @@ class FakeLocal(LocalSource):
     async def ready(self, report: object = None) -> None:
         return None
 
-    async def libraries(self, name: str, query: str) -> list[LibraryInfo]:
+    async def libraries(self, name: str, query: str, *, loose: bool = True) -> list[LibraryInfo]:
         return [LibraryInfo("/pypi/fastapi", "fastapi", source="local")] if "fastapi" in name.lower() else []
 
     async def corpus(self, library: LibraryInfo, topic: str) -> StaticCorpus:  # type: ignore[override]
@@ -426,3 +426,17 @@ async def test_in_the_library_asked_about_the_api_its_own_documentation_calls_mo
     ):
         result = await pipeline.run(request)
         assert symbol_of(result.passages[0].chunk) == "orm.create_engine", request
+
+
+async def test_a_word_the_rules_take_for_a_library_is_one_only_if_it_names_one() -> None:
+    # "with several": the rules read `several` as a library's name; a package whose description has the word
+    # is no such library, and the answer must not say it searched that package.
+    index = _local_index()
+    index.libraries["/pypi/dtypes"] = Library("/pypi/dtypes", "dtypes", "Several extra dtypes", "package", "1", None)
+    pipeline = _local_pipeline(index)
+    result = await pipeline.run(DocRequest("cut a line into parts with several separators"))
+    assert result.library.id == EVERYTHING
+    assert result.notes == ["No library called 'several' is in the local documentation; all of it was searched."]
+    # given as `library`, a description's word is still a way to find one ("postgresql" → asyncpg)
+    result = await pipeline.run(DocRequest("split a string", library="several"))
+    assert result.library.id == "/pypi/dtypes"

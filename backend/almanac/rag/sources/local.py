@@ -16,7 +16,7 @@ from almanac.rag.hybrid import HybridConfig
 from almanac.rag.local_search import STANDARD_LIBRARY, LocalIndex, search_local
 from almanac.rag.public import prefer_public
 from almanac.rag.retriever import Hit
-from almanac.rag.select import EXACT, name_match, normalise_name, rank_libraries
+from almanac.rag.select import EXACT, NAMED, name_match, normalise_name, rank_libraries
 from almanac.rag.sources.base import LibraryInfo, LibraryNotFound, SourceUnavailable
 
 EVERYTHING = "/local/*"  # the whole index, when no library matches
@@ -91,7 +91,9 @@ class LocalSource:
             raise SourceUnavailable(f"The local documentation index is not available yet ({self._missing()}).")
         return index
 
-    async def libraries(self, name: str, query: str) -> list[LibraryInfo]:
+    async def libraries(self, name: str, query: str, *, loose: bool = True) -> list[LibraryInfo]:
+        """The libraries a name may mean, best first: its own name, then an import name, then looser matches —
+        with `loose`, a library whose description merely has the word too."""
         index = self._loaded()
         infos = [
             LibraryInfo(
@@ -110,7 +112,7 @@ class LocalSource:
         def imported(info: LibraryInfo) -> bool:  # named the way code imports it: `yaml` for PyYAML
             return wanted in {normalise_name(module) for module in imports.get(info.id, ())}
 
-        ranked = rank_libraries(name, infos)
+        ranked = [info for info in rank_libraries(name, infos) if loose or name_match(name, info) >= NAMED]
         matched = {info.id for info in ranked}
         ranked += [info for info in infos if info.id not in matched and imported(info)]
         # its own name first, then an import name (as sure a sign), then looser matches; rank order within each

@@ -28,7 +28,7 @@ class Local(LocalSource):
     async def ready(self, report: object = None) -> None:
         return None
 
-    async def libraries(self, name: str, query: str) -> list[LibraryInfo]:
+    async def libraries(self, name: str, query: str, *, loose: bool = True) -> list[LibraryInfo]:
         return []
 
     async def corpus(self, library: LibraryInfo, topic: str) -> StaticCorpus:  # type: ignore[override]
