@@ -142,8 +142,7 @@ class LocalIndex:
         containing = np.flatnonzero(self.bm25.scores(word) > 0)
         if not len(containing):
             return 1.0
-        rows = self.rows_of.get(library, np.zeros(0, dtype=np.int64))
-        return float(np.isin(containing, rows).sum()) / len(containing)
+        return float(np.isin(containing, self._family(library)).sum()) / len(containing)
 
     def _rows(self, library: str | None) -> np.ndarray | None:
         if library == STANDARD_LIBRARY:
@@ -151,7 +150,14 @@ class LocalIndex:
                 parts = [rows for name, rows in self.rows_of.items() if name.startswith("/python/")]
                 self._standard = np.sort(np.concatenate(parts)) if parts else np.zeros(0, dtype=np.int64)
             return self._standard
-        return None if library is None else self.rows_of.get(library, np.zeros(0, dtype=np.int64))
+        return None if library is None else self._family(library)
+
+    def _family(self, library: str) -> np.ndarray:
+        """A library's rows, with those of its own modules documented as libraries of their own (`os.path`
+        with `os`)."""
+        inner = [rows for name, rows in self.rows_of.items() if name.startswith(library + ".")]
+        own = self.rows_of.get(library, np.zeros(0, dtype=np.int64))
+        return np.sort(np.concatenate([own, *inner])) if inner else own
 
 
 def _restricted(scores: np.ndarray, rows: np.ndarray | None, k: int, *, positive_only: bool = False) -> list[Hit]:

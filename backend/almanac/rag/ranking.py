@@ -212,17 +212,23 @@ def arrange(
             if is_private(symbol):
                 value -= config.private_penalty
             used = usage(symbol) if usage is not None else 0.0
-            if mentions is not None and focus is not None and chunk.library == focus:
+            if mentions is not None and focus is not None and within(chunk.library, focus):
                 used = max(used, mentions(symbol))
             value += config.usage_bonus * used
             if any(same_api(symbol, name) for name in expected):
                 value += config.expected_bonus
-        if hint is not None and chunk.library == hint:
+        if hint is not None and within(chunk.library, hint):
             value += config.library_bonus
         if several and chunk.library:
             value += prior(chunk.library, config)
         adjusted.append(value)
     return diversify(chunks, adjusted, config.diversity, len(chunks) if limit is None else limit)
+
+
+def within(library: str | None, wanted: str) -> bool:
+    """Whether a passage's library is `wanted` or one of its modules documented as a library of its own
+    (`/python/os.path` within `/python/os`)."""
+    return library is not None and (library == wanted or library.startswith(wanted + "."))
 
 
 def diversify(chunks: Sequence[Chunk], scores: Sequence[float], weight: float, limit: int) -> list[Candidate]:

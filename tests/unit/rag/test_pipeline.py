@@ -440,3 +440,16 @@ async def test_a_word_the_rules_take_for_a_library_is_one_only_if_it_names_one()
     # given as `library`, a description's word is still a way to find one ("postgresql" → asyncpg)
     result = await pipeline.run(DocRequest("split a string", library="several"))
     assert result.library.id == "/pypi/dtypes"
+
+
+async def test_a_library_given_explicitly_includes_its_modules_documented_as_libraries() -> None:
+    # `os.path` is a library of its own in the index (so that "os.path" names it), yet part of `os`
+    chunks = [
+        api_passage("/python/os", "os.makedirs", "Create a leaf directory and all intermediate ones."),
+        api_passage("/python/os.path", "os.path.exists", "Return True if path refers to an existing path."),
+        api_passage("/python/osx", "osx.exists", "Whether a path exists on a mounted volume."),
+    ]
+    index = small_index({"/python/os": "os", "/python/os.path": "os.path", "/python/osx": "osx"}, chunks)
+    result = await _local_pipeline(index).run(DocRequest("check whether a path exists", library="os"))
+    assert [symbol_of(p.chunk) for p in result.passages] == ["os.path.exists"]  # not `osx`'s
+    assert index.share("exists", "/python/os") == 0.5  # os.path's passage counts as the library's

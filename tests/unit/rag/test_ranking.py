@@ -166,6 +166,11 @@ def test_a_hinted_library_gains_but_does_not_exclude_the_others() -> None:
     assert order("split a string", [mine, other], scores, hint="/python/strutil")[0] == "regex.split"
     tie = [api("strutil.a", "x", library="/python/strutil"), api("regex.b", "x", library="/python/regex")]
     assert order("x", tie[::-1], [1.0, 1.0], hint="/python/strutil")[0] == "strutil.a"
+    # a module of the library documented as a library of its own is the library's (`os.path` of `os`)
+    inner = api("strutil.path.b", "x", library="/python/strutil.path")
+    assert order("x", [tie[1], inner], [1.0, 1.0], hint="/python/strutil")[0] == "strutil.path.b"
+    apart = api("strutilx.b", "x", library="/python/strutilx")
+    assert order("x", [tie[1], apart], [1.0, 1.0], hint="/python/strutil")[0] == "regex.b"
 
 
 def test_with_several_libraries_the_ones_people_use_come_first() -> None:
