@@ -173,3 +173,44 @@ def test_an_object_several_modules_expose_is_documented_once_and_ast_wins_within
     assert "## class `dup.Thing()`\n\nA thing made at run time." in docs["dup"]  # the shortest public path
     assert "dup.core.Thing" not in everything and "dup.more.Thing" not in everything
     assert everything.count(".helper(") == 1 and "## `dup.core.helper() -> None`" in docs["dup.core"]
+
+
+CALLABLES = '''"""Objects called like functions."""
+
+import typing
+
+__all__ = ["skip", "sqrt", "Items", "counter"]
+
+
+class _Skip:
+    """Skip the running test with a reason."""
+
+    def __call__(self, reason: str = "") -> None:
+        raise RuntimeError(reason)
+
+
+skip = _Skip()
+sqrt = _Skip()
+sqrt.__doc__ = "Return the square root of each element."  # as a ufunc carries its own doc
+Items = typing.List  # a typing form: callable, documented, and no API of this module
+counter = iter([1, 2])  # not callable
+'''
+
+
+def test_objects_called_like_functions_are_documented_and_typing_forms_are_not(tmp_path: Path) -> None:
+    (tmp_path / "calls.py").write_text(CALLABLES)
+    found, _ = introspect([Request("calls")], timeout_s=5.0, extra_path=[tmp_path])
+    entries = {entry.name: entry for entry in found["calls"].entries}
+    assert sorted(entries) == ["skip", "sqrt"]
+    assert entries["skip"].kind == "function" and entries["skip"].signature == "(reason: str = '') -> None"
+    assert entries["skip"].doc == "Skip the running test with a reason."
+    assert entries["sqrt"].doc == "Return the square root of each element."
+
+
+def test_a_module_exporting_hundreds_of_apis_is_described_whole(tmp_path: Path) -> None:
+    # numpy exports 463 functions, ufuncs and classes; those past a cap were documented only under a deprecated
+    # alias module's path (`numpy.core.multiarray.where`), or not at all
+    names = [f"op{n}" for n in range(470)]
+    (tmp_path / "wide.py").write_text("".join(f"def {name}():\n    '''Operation {name}.'''\n" for name in names))
+    found, _ = introspect([Request("wide")], timeout_s=5.0, extra_path=[tmp_path])
+    assert [entry.name for entry in found["wide"].entries] == sorted(names)
