@@ -37,15 +37,21 @@ _PATTERNS = [
 _API_NAME = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*){0,6}")
 MAX_APIS = 3
 _POSSESSIVE = re.compile(r"(?<=\w)(?:'s|’s)\b", re.I)
+_DOCS = r"(?:(?:official|api|online)\s+)?(?:docs|documentation|manual|api reference|reference)"
+# Requests to consult the documentation: a verb such as "check", "read", "search" only with the documentation as
+# its object ("check the sqlalchemy docs": the verb goes, the library's name stays for the pipeline to take or
+# keep); elsewhere it is the subject ("check if a file exists", "read a CSV file", "search a string for a
+# pattern", "find the path of an executable").
 _FILLER = re.compile(
-    r"\b(look (?:it |this |that |them )?up|look (?:at|in|into|through)|check(?: out)?|consult|search|browse|"
-    r"read|see|refer to|according to|find|what do(?:es)? (?:the )?(?:docs|documentation) say|"
-    r"(?:official |api |online )?(?:docs|documentation|manual|reference|api reference))\b",
+    r"\b(look (?:it |this |that |them )?up|"
+    r"(?:look|check(?: out)?|consult|search|browse|read|see|refer to|according to|find (?:it|this|that|out))"
+    r"(?:\s+(?:at|in|into|through|on))?(?=\s+(?:(?:the|its|their|your)\s+)?(?:[\w.\-]+\s+){0,2}" + _DOCS + r"\b)|"
+    r"what do(?:es)? (?:the )?(?:docs|documentation) say|" + _DOCS + r")\b",
     re.I,
 )
 _BOILERPLATE = re.compile(
     r"\b(how (do|can|should|would) (i|you|we)|how to|what is|what are|what's|is there a way to|please|"
-    r"can you|could you|show me|explain|tell me about|documentation|docs|library|package|module|the|a|an|"
+    r"can you|could you|show me|explain|tell me about|documentation|docs|official|library|package|module|the|a|an|"
     r"in|using|with|for|of|about|use|on|its|their|it|up|me|how|what|which|why|is|are|do|does)\b",
     re.I,
 )

@@ -55,6 +55,21 @@ FILLER_CASES = [
 ]
 
 
+# The same verbs are the subject when the documentation is not their object.
+SUBJECT_CASES = [
+    ("How do I check if a value is a string type?", "check if value string type"),
+    ("read a CSV file into dictionaries", "read CSV file into dictionaries"),
+    ("search a string for the first match of a pattern", "search string first match pattern"),
+    ("find the full path of an executable on PATH", "find full path executable PATH"),
+    ("see whether a key is in a dict", "see whether key dict"),
+]
+
+
+@pytest.mark.parametrize(("query", "topic"), SUBJECT_CASES)
+def test_a_verb_that_asks_to_consult_the_docs_elsewhere_is_the_subject(query: str, topic: str) -> None:
+    assert topic_of(query, None) == topic
+
+
 @pytest.mark.parametrize(("query", "library", "topic"), FILLER_CASES)
 async def test_rules_keep_possessives_and_filler_out_of_the_topic(query: str, library: str | None, topic: str) -> None:
     parsed = await RuleQueryParser(lambda: [*KNOWN, "tenacity", "httpx"]).parse(query)
