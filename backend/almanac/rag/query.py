@@ -52,7 +52,7 @@ _FILLER = re.compile(
 _BOILERPLATE = re.compile(
     r"\b(how (do|can|should|would) (i|you|we)|how to|what is|what are|what's|is there a way to|please|"
     r"can you|could you|show me|explain|tell me about|documentation|docs|official|library|package|module|the|a|an|"
-    r"in|using|with|for|of|about|use|on|its|their|it|up|me|how|what|which|why|is|are|do|does)\b",
+    r"in|using|with|for|of|about|use|on|its|their|it|me|how|what|which|why|is|are|do|does)\b",
     re.I,
 )
 # A connective opening a sentence ("And how do I…", "So, what about…") ties the question to the last one;

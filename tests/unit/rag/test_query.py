@@ -62,6 +62,7 @@ SUBJECT_CASES = [
     ("search a string for the first match of a pattern", "search string first match pattern"),
     ("find the full path of an executable on PATH", "find full path executable PATH"),
     ("see whether a key is in a dict", "see whether key dict"),
+    ("round a float up to the nearest integer", "round float up to nearest integer"),  # "look it up" aside
 ]
 
 
