@@ -13,7 +13,8 @@ phase (LOCAL_DENSE=both once the index is embedded: fused, then reordered). The 
 first (half an hour or more on 2 cores for 77,000 passages, kept in `--data`). A hit is a
 returned passage whose symbol (the last heading of its title, `httpx.AsyncClient.__init__` counting as
 `httpx.AsyncClient`) is an expected API; an expected `asyncio.gather` also matches `asyncio.tasks.gather`
-(same package, same tail).
+(same package and last name, the expected name's other parts in the symbol in order: `sqlalchemy.orm.Session` matches
+`sqlalchemy.orm.session.Session`).
 Prints hits@6, hits@1 and MRR overall, per split and per library, and the time a question took (an embedding cache
 that is empty or warm makes the difference in the reorder phase).
 

@@ -89,14 +89,19 @@ def symbol_of(chunk: Chunk) -> str:
 
 
 def same_api(symbol: str, name: str) -> bool:
-    """Whether a passage's symbol is the API `name`: the same dotted name, or the same package and tail
-    (`asyncio.tasks.gather` is `asyncio.gather`, `httpx._client.AsyncClient.get` is `httpx.AsyncClient.get`)."""
+    """Whether a passage's symbol is the API `name`: the same dotted name, or the same package and last name
+    with the name's other parts in the symbol in order — the path users import it by, where it is defined
+    deeper (`asyncio.tasks.gather` is `asyncio.gather`, `httpx._client.AsyncClient.get` is
+    `httpx.AsyncClient.get`, `sqlalchemy.orm.session.Session.commit` is `sqlalchemy.orm.Session.commit`)."""
     if not symbol or not name:
         return False
     if symbol == name:
         return True
-    top, _, rest = name.partition(".")
-    return bool(rest) and symbol.split(".", 1)[0] == top and symbol.endswith("." + rest)
+    wanted, parts = name.split("."), symbol.split(".")
+    if len(wanted) < 2 or parts[0] != wanted[0] or parts[-1] != wanted[-1]:
+        return False
+    inner = iter(parts[1:-1])
+    return all(part in inner for part in wanted[1:-1])  # in order: each found after the one before
 
 
 def run_together(question: str) -> set[str]:

@@ -208,6 +208,14 @@ def test_an_api_the_chat_model_expects_comes_first_wherever_it_is_defined() -> N
     assert order("run them together", [finder, gather], [9.0, 7.0], expected=["asyncio.gather"])[0] == (
         "asyncio.tasks.gather"
     )
+    # the path users import it by, where the module defining it is one level deeper (`sqlalchemy.orm.Session` is
+    # `sqlalchemy.orm.session.Session`)
+    commit = api("db.orm.session.Session.commit", "Flush pending changes and commit.", "/pypi/db", "Session")
+    other = api("db.orm.session.SessionTransaction.commit", "Commit it.", "/pypi/db", "SessionTransaction")
+    first = order("save my changes", [other, commit], [9.0, 7.0], expected=["db.orm.Session.commit"])[0]
+    assert first == "db.orm.session.Session.commit"
+    first = order("save my changes", [other, commit], [9.0, 7.0], expected=["db.sql.Session.commit"])[0]
+    assert first == "db.orm.session.SessionTransaction.commit"  # another module's
 
 
 def test_in_the_library_asked_about_the_api_its_documentation_calls_most_comes_first() -> None:
