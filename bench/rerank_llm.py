@@ -15,7 +15,8 @@ question goes through the tool's own pipeline offline, as `bench/doc_eval.py` ru
 `--data`, rule parsing, rule library choice, the BM25 phase) with the 30 ranked candidates kept; the
 reranker then scores them as in production (first `RERANK_MAX_CANDIDATES` of them, each cut to
 `RERANK_PASSAGE_CHARS`). A hit is a returned passage (of 6) whose API — the name in the last heading of
-its title, a constructor counting as its class — is an expected one (same package and last name, its other parts in order, also counts).
+its title, a constructor counting as its class — is an expected one (same package and last name, its other
+parts in order, also counts).
 Prints hits@6, hits@1, MRR, and the tokens one rerank call costs.
 
     python bench/rerank_llm.py [--split dev|heldout|all] [--data DIR] [--seed 7]
