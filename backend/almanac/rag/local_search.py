@@ -27,6 +27,7 @@ from almanac.rag.local_docs import Library
 from almanac.rag.mentions import Mentions
 from almanac.rag.popularity import Popularity
 from almanac.rag.python_reference import from_bytes
+from almanac.rag.ranking import within
 from almanac.rag.retriever import Hit, top_k
 from almanac.rag.vectors import VectorIndex
 from almanac.storage import docs as store
@@ -154,8 +155,8 @@ class LocalIndex:
 
     def _family(self, library: str) -> np.ndarray:
         """A library's rows, with those of its own modules documented as libraries of their own (`os.path`
-        with `os`)."""
-        inner = [rows for name, rows in self.rows_of.items() if name.startswith(library + ".")]
+        with `os`; `ranking.within`)."""
+        inner = [rows for name, rows in self.rows_of.items() if within(name, library) and name != library]
         own = self.rows_of.get(library, np.zeros(0, dtype=np.int64))
         return np.sort(np.concatenate([own, *inner])) if inner else own
 

@@ -232,8 +232,11 @@ def arrange(
 
 def within(library: str | None, wanted: str) -> bool:
     """Whether a passage's library is `wanted` or one of its modules documented as a library of its own
-    (`/python/os.path` within `/python/os`)."""
-    return library is not None and (library == wanted or library.startswith(wanted + "."))
+    (`/python/os.path` within `/python/os`; a standard-library module only: distributions such as
+    `jaraco.classes` and `jaraco.functools` are packages of their own)."""
+    if library is None or library == wanted:
+        return library is not None
+    return wanted.startswith("/python/") and library.startswith(wanted + ".")
 
 
 def diversify(chunks: Sequence[Chunk], scores: Sequence[float], weight: float, limit: int) -> list[Candidate]:

@@ -171,6 +171,9 @@ def test_a_hinted_library_gains_but_does_not_exclude_the_others() -> None:
     assert order("x", [tie[1], inner], [1.0, 1.0], hint="/python/strutil")[0] == "strutil.path.b"
     apart = api("strutilx.b", "x", library="/python/strutilx")
     assert order("x", [tie[1], apart], [1.0, 1.0], hint="/python/strutil")[0] == "regex.b"
+    # distributions with dotted names are packages of their own (`jaraco.classes` is no part of `jaraco`)
+    dotted = api("jaraco.classes.b", "x", library="/pypi/jaraco.classes")
+    assert order("x", [tie[1], dotted], [1.0, 1.0], hint="/pypi/jaraco")[0] == "regex.b"
 
 
 def test_with_several_libraries_the_ones_people_use_come_first() -> None:
