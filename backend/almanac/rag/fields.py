@@ -162,7 +162,7 @@ class FieldIndex:
 
     def gist(self, chunk: Chunk) -> str:
         """What a passage is about, in one line for the dense reorder to embed: the API's dotted name and the
-        first sentence of what it does — the Python documentation's description, else its docstring's summary,
+        first sentence of what it does — the Python documentation's description and its docstring's summary,
         taken from the API's first passage, so a split-off part of a long docstring has its API's gist
         (`pydantic.main.BaseModel.model_dump: Generate a dictionary representation of the model, …`); a passage
         without an API, its heading and first sentence. A question's words meet an API's purpose here, where the
@@ -218,17 +218,19 @@ class FieldIndex:
 
 
 def _summaries(chunks: Sequence[Chunk], leads: Sequence[str], reference: Mapping[str, str]) -> dict[str, str]:
-    """Per API (by `api_key`), the first sentence of its reference description, else of the lead of its first
-    passage that has one (`leads`: each chunk's `lead`)."""
+    """Per API (by `api_key`), the first sentence of its reference description and that of the lead of its first
+    passage that has one (`leads`: each chunk's `lead`), either alone when the other is missing or the same: the
+    two often say it differently (`asyncio.gather`: "Run awaitable objects in the aws sequence concurrently." and
+    "Return a future aggregating results from the given coroutines/futures.")."""
     summaries: dict[str, str] = {}
     for chunk, first in zip(chunks, leads, strict=True):
         symbol = _api_symbol(chunk)
         key = api_key(symbol) if symbol else ""
         if not key or key in summaries:
             continue
-        described = reference.get(key) or first
-        if described:
-            summaries[key] = first_sentence(described)
+        sentences = dict.fromkeys(first_sentence(text) for text in (reference.get(key, ""), first) if text)
+        if sentences:
+            summaries[key] = " ".join(sentences)
     return summaries
 
 

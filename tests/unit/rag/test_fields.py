@@ -225,8 +225,11 @@ def test_a_gist_says_in_one_line_what_an_api_is_for() -> None:
     page = module_page("shutil", "Utility functions for copying files. And more.")
     reference = {"shutil.rmtree": "Recursively delete a directory tree. If ignore_errors is set, errors are ignored."}
     fields = FieldIndex([described, summary_only, part, page], reference=reference)
-    # the Python documentation's description first, else the docstring's summary: the first sentence of either
-    assert fields.gist(described) == "shutil.rmtree: Recursively delete a directory tree."
+    # the first sentence of the Python documentation's description, then of the docstring's summary (one alone
+    # when the other is missing or says the same)
+    assert fields.gist(described) == "shutil.rmtree: Recursively delete a directory tree. Delete a tree."
     assert fields.gist(summary_only) == "cachelib.Store.delete: Remove one entry from the store."
     assert fields.gist(part) == fields.gist(described)  # a split-off part has its API's gist
     assert fields.gist(page) == "Module `shutil`: Utility functions for copying files."
+    same = FieldIndex([described], reference={"shutil.rmtree": "Delete a tree. In the reference too."})
+    assert same.gist(described) == "shutil.rmtree: Delete a tree."
