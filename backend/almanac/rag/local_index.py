@@ -245,6 +245,7 @@ async def _lexical(
     index = LocalIndex(
         kept, chunks, bm25, None, None, datetime.now(UTC), popularity=popularity, reference=dict(reference or {})
     )
+    await asyncio.to_thread(index.warm)  # before it is published: the first question does not pay for it
     return index, texts
 
 

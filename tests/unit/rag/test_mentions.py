@@ -1,6 +1,8 @@
 """A library's centre, as its own documentation shows it: how many of its other APIs call each API."""
 
-from tests.rag_support import api_passage
+from dataclasses import replace
+
+from tests.rag_support import api_passage, small_index
 
 from almanac.rag.mentions import SATURATION, Mentions
 
@@ -42,3 +44,16 @@ def test_the_score_saturates() -> None:
     mentions = Mentions({"orm.select": SATURATION, "orm.where": 1000})
     assert mentions.score("orm.sql.select") == 1.0
     assert mentions.score("orm.sql.Select.where") == 1.0
+
+
+def test_the_index_counts_once_and_keeps_the_counts_while_vectors_are_added() -> None:
+    chunks = [
+        api_passage("/pypi/orm", "orm.create_engine", "Create an engine."),
+        api_passage("/pypi/orm", "orm.Session", "`Session(bind=create_engine(url))`"),
+    ]
+    index = small_index({"/pypi/orm": "orm"}, chunks)
+    counted = index.mentions()
+    assert counted.callers == {"orm.create_engine": 1}
+    # the embedding publishes the index again and again with more vectors: the same chunks, the same counts
+    assert replace(index, hybrid=frozenset({"/pypi/orm"})).mentions() is counted
+    assert replace(index, chunks=chunks[:1]).mentions().callers == {}  # other chunks: counted again
