@@ -58,7 +58,10 @@ def _is_function(obj: object) -> bool:
         return False
     if type(obj).__module__ in _TYPING:  # `List`, `Optional`, a union alias: typing's forms, imported everywhere
         return False
-    return bool(_doc(obj)) and _signature(obj) is not None
+    try:  # a proxy's `__signature__` may raise anything: it is no API then, and the module's others still count
+        return bool(_doc(obj)) and _signature(obj) is not None
+    except Exception:
+        return False
 
 
 def _methods(cls: type) -> list[dict[str, Any]]:

@@ -179,7 +179,7 @@ CALLABLES = '''"""Objects called like functions."""
 
 import typing
 
-__all__ = ["skip", "sqrt", "Items", "counter"]
+__all__ = ["skip", "sqrt", "Items", "counter", "lazy"]
 
 
 class _Skip:
@@ -194,6 +194,20 @@ sqrt = _Skip()
 sqrt.__doc__ = "Return the square root of each element."  # as a ufunc carries its own doc
 Items = typing.List  # a typing form: callable, documented, and no API of this module
 counter = iter([1, 2])  # not callable
+
+
+class _Proxy:
+    """A lazy proxy whose signature cannot be read."""
+
+    def __call__(self) -> None:
+        pass
+
+    @property
+    def __signature__(self) -> None:
+        raise ImportError("the real object could not be loaded")
+
+
+lazy = _Proxy()
 '''
 
 
