@@ -111,7 +111,7 @@ class DocumentationPipeline:
         explicit = library_name is not None
         try:
             return await self._answer(
-                primary, query, parsed.library, topic, notes, request.progress, explicit, parsed.apis
+                primary, query, parsed.library, topic, notes, request.progress, explicit, parsed.apis, parsed.others
             )
         except SourceUnavailable as exc:
             if isinstance(self.source, AutoSource) and primary is not self.source.local:
@@ -122,7 +122,15 @@ class DocumentationPipeline:
                 f"{primary.name} was unavailable ({exc}) — these passages come from the local documentation instead."
             )
             return await self._answer(
-                self.fallback, query, parsed.library, topic, notes, request.progress, explicit, parsed.apis
+                self.fallback,
+                query,
+                parsed.library,
+                topic,
+                notes,
+                request.progress,
+                explicit,
+                parsed.apis,
+                parsed.others,
             )
 
     async def _answer(
@@ -135,9 +143,15 @@ class DocumentationPipeline:
         progress: Callable[[str], None] | None,
         explicit: bool = False,
         apis: tuple[str, ...] = (),
+        others: tuple[str, ...] = (),
     ) -> DocResult:
         if isinstance(source, LocalSource):
             await source.ready(progress)
+            if name and others and not explicit:
+                # several libraries named: the most distinctive name is the one asked about
+                chosen = await source.most_distinctive((name, *others), query)
+                topic = topic_of(query, chosen) if topic == topic_of(query, name) else topic
+                name = chosen
         library = await self._library(source, query, name, notes, explicit)
         corpus = await source.corpus(library, topic)
         searched, hint, weight, pool = corpus, None, 1.0, self.candidates

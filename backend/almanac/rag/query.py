@@ -131,6 +131,7 @@ class ParsedQuery:
     library: str | None
     topic: str
     apis: tuple[str, ...] = ()  # APIs the chat model expects to answer it (dotted names; a hint, never a filter)
+    others: tuple[str, ...] = ()  # further libraries the question names (rules); the pipeline picks among them
 
 
 class QueryParser(Protocol):
@@ -164,21 +165,45 @@ def clean_library(name: str) -> str:
 
 
 def rule_library(query: str, known: Iterable[str] = ()) -> str | None:
-    """The library a request names, by rules (see module docstring)."""
+    """The library a request names, by rules (see module docstring); the first of `rule_libraries`."""
+    return next(iter(rule_libraries(query, known)), None)
+
+
+def rule_libraries(query: str, known: Iterable[str] = ()) -> list[str]:
+    """Every library a request names by rules, the longest name first: an explicit Context7 ID alone, else the
+    known names among its words — two adjacent words making one name count as that name and not as their
+    parts ("json schema" is `jsonschema`, "pydantic settings" is `pydantic-settings`, not `pydantic`) —,
+    else the first name in a telling position."""
     explicit = LIBRARY_ID.search(query)
     if explicit:
-        return explicit.group(0)
-    names = {normalise_name(name): name for name in known if name}
+        return [explicit.group(0)]
+    names: dict[str, str] = {}
+    for name in known:
+        if name:
+            names.setdefault(normalise_name(name), name)
+            names.setdefault(normalise_name(name).replace("-", ""), name)
     words = re.findall(r"[A-Za-z][\w.\-]*[A-Za-z0-9]|[A-Za-z]", query)
-    matches = [w for w in words if normalise_name(w) in names and w.lower() not in _COMMON]
+    matches: list[str] = []
+    at = 0
+    while at < len(words):
+        pair = normalise_name(" ".join(words[at : at + 2])) if at + 1 < len(words) else ""
+        if pair.count("-") == 1 and not {w.lower() for w in words[at : at + 2]} & _COMMON:
+            joined = names.get(pair) or names.get(pair.replace("-", ""))
+            if joined:
+                matches.append(joined)
+                at += 2
+                continue
+        if normalise_name(words[at]) in names and words[at].lower() not in _COMMON:
+            matches.append(words[at])
+        at += 1
     if matches:
-        return max(matches, key=len)
+        return sorted(dict.fromkeys(matches), key=len, reverse=True)
     for pattern in _PATTERNS:
         for match in pattern.finditer(query):
             name = match.group(1)
             if name.lower() not in _COMMON and not _BOILERPLATE.fullmatch(name):
-                return name
-    return None
+                return [name]
+    return []
 
 
 def guess_library(query: str) -> str | None:
@@ -196,8 +221,9 @@ class RuleQueryParser:
         self._known = known
 
     async def parse(self, query: str) -> ParsedQuery:
-        library = rule_library(query, self._known())
-        return ParsedQuery(clean_library(library) if library else None, topic_of(query, library))
+        first, *others = rule_libraries(query, self._known()) or [None]
+        library = clean_library(first) if first else None
+        return ParsedQuery(library, topic_of(query, first), others=tuple(clean_library(name) for name in others))
 
 
 _PROMPT = (

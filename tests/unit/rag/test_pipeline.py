@@ -226,6 +226,13 @@ async def test_a_library_named_by_an_ordinary_word_is_a_hint_and_every_library_i
     assert result.library.id == "/python/string"  # still the library the question named
 
 
+async def test_of_two_libraries_named_the_most_distinctive_name_is_the_one_asked_about() -> None:
+    # "string" is longer than "re" but most passages using it are other libraries': `re` is asked about
+    result = await _local_pipeline(_local_index()).run(DocRequest("split a string at every occurrence with re"))
+    assert result.library.id == "/python/re"
+    assert result.passages[0].chunk.title.endswith("`re.split(...)`")
+
+
 async def test_a_name_that_is_no_library_stays_in_the_searched_words() -> None:
     # "using shorten": the rules take `shorten` for a library's name; no library has it, so every library is
     # searched — with the word, which is what the question is about.

@@ -9,11 +9,23 @@ from almanac.rag.query import (
     RuleQueryParser,
     clean_library,
     parse_json_object,
+    rule_libraries,
     rule_library,
     topic_of,
 )
 
-KNOWN = ["FastAPI", "fastapi", "SQLAlchemy", "sqlalchemy", "asyncio", "pydantic", "pydantic-settings"]
+KNOWN = [
+    "FastAPI",
+    "fastapi",
+    "SQLAlchemy",
+    "sqlalchemy",
+    "asyncio",
+    "pydantic",
+    "pydantic-settings",
+    "json",
+    "jsonschema",
+    "string",
+]
 
 
 @pytest.mark.parametrize(
@@ -32,6 +44,17 @@ KNOWN = ["FastAPI", "fastapi", "SQLAlchemy", "sqlalchemy", "asyncio", "pydantic"
 )
 def test_rules_find_the_library(query: str, library: str | None) -> None:
     assert rule_library(query, KNOWN) == library
+
+
+def test_two_words_making_one_library_name_are_that_library_not_their_parts() -> None:
+    assert rule_libraries("validate a document against a json schema", KNOWN) == ["jsonschema"]
+    assert rule_libraries("read pydantic settings from the environment", KNOWN) == ["pydantic-settings"]
+    assert rule_libraries("validate json with pydantic", KNOWN) == ["pydantic", "json"]
+
+
+async def test_every_library_a_question_names_is_kept_for_the_pipeline_to_choose() -> None:
+    parsed = await RuleQueryParser(lambda: KNOWN).parse("parse a JSON string into a dict")
+    assert (parsed.library, parsed.others) == ("string", ("JSON",))  # longest first; the pipeline weighs them
 
 
 def test_the_topic_drops_the_library_and_boilerplate() -> None:

@@ -119,6 +119,19 @@ class LocalSource:
         ranked.sort(key=lambda info: 0 if name_match(name, info) >= EXACT else 1 if imported(info) else 2)
         return ranked[:10]
 
+    async def most_distinctive(self, names: Sequence[str], query: str) -> str:
+        """Of several library names in one question, the one most its library's own word: the highest share of
+        the passages containing it that are its library's ("parse a JSON string into a dict" is about `json`,
+        not `string`, an ordinary word). A name naming no library counts last; ties keep the given order."""
+        index = self._loaded()
+
+        async def share(name: str) -> float:
+            named = await self.libraries(name, query, loose=False)
+            return index.share(name, named[0].id) if named else -1.0
+
+        shares = [await share(name) for name in names]
+        return names[max(range(len(names)), key=lambda at: (shares[at], -at))]
+
     async def corpus(self, library: LibraryInfo, topic: str) -> LocalCorpus:
         index = self._loaded()
         base = library.id.split("@")[0]
