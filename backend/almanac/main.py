@@ -157,11 +157,11 @@ def build_services(settings: Settings, *, model: Model | None = None, summariser
     vault = token_vault(settings, database)
     mcp = build_mcp_client(settings, registry, environ=os.environ, cwd=Path.cwd(), tokens=vault)
     teach(model, mcp)
-    teach_tools(model)
+    teach_tools(model, documentation.library_names)
 
     def teach_offline(offline: Model) -> None:
         teach(offline, mcp)
-        teach_tools(offline)
+        teach_tools(offline, documentation.library_names)
 
     catalog = build_catalog(settings, chat_model=model, teach=teach_offline)
     collaboration, helper = build_collaboration(settings, catalog)

@@ -45,11 +45,13 @@ async def test_me(setup: tuple[Services, httpx.AsyncClient, httpx.AsyncClient]) 
 
 async def test_a_conversation_shows_both_tracks(setup: tuple[Services, httpx.AsyncClient, Any]) -> None:
     _, alice, _ = setup
-    first = (await alice.post("/api/chat", json={"message": "Tell me about retries " + "please " * 80})).json()
+    first = (
+        await alice.post("/api/chat", json={"message": "Tell me about the history of Rome " + "please " * 80})
+    ).json()
     cid = first["conversation_id"]
     await alice.post("/api/chat", json={"message": "show me the full answer from earlier", "conversation_id": cid})
     detail = (await alice.get(f"/api/conversations/{cid}")).json()
-    assert detail["title"].startswith("Tell me about retries") and detail["query_count"] == 2
+    assert detail["title"].startswith("Tell me about the history") and detail["query_count"] == 2
     assert [i["id"] for i in detail["full"]] == ["q1", "q1-r", "q2", "q2-t1", "q2-r"]
     assert [(i["id"], i["ref"]) for i in detail["summarised"]] == [
         ("q1", None),

@@ -20,6 +20,7 @@ from almanac.rag.index_state import LocalIndexState, describe_index
 from almanac.rag.local_index import IndexInputs, build_local_index
 from almanac.rag.local_search import load_local_index
 from almanac.rag.pipeline import DocumentationPipeline
+from almanac.rag.priority import MOST_ASKED
 from almanac.rag.query import ModelQueryParser, QueryParser, RuleQueryParser
 from almanac.rag.rerank import FUSED_WEIGHT, DenseReorder, FusedOrder, ModelReranker, Reranker, VoyageReranker
 from almanac.rag.select import LibrarySelector, ModelSelector, RuleSelector
@@ -136,6 +137,10 @@ class Documentation:
     embedder: Embedder | None
     source: DocSource
     config: DocConfig
+
+    def library_names(self) -> list[str]:
+        """The libraries a question may name: the local index's, and the libraries developers most ask about."""
+        return [*MOST_ASKED, *self.local.names()]
 
     def describe(self) -> tuple[str, str]:
         """(doc source, embeddings) for the startup table."""

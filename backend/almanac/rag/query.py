@@ -221,9 +221,11 @@ class RuleQueryParser:
         self._known = known
 
     async def parse(self, query: str) -> ParsedQuery:
-        first, *others = rule_libraries(query, self._known()) or [None]
-        library = clean_library(first) if first else None
-        return ParsedQuery(library, topic_of(query, first), others=tuple(clean_library(name) for name in others))
+        named = rule_libraries(query, self._known())
+        if not named:
+            return ParsedQuery(None, topic_of(query, None))
+        first, *others = named
+        return ParsedQuery(clean_library(first), topic_of(query, first), others=tuple(map(clean_library, others)))
 
 
 _PROMPT = (

@@ -69,6 +69,53 @@ def documentation_rule(situation: Situation) -> list[PlannedCall]:
     return [PlannedCall("retrieve_documentation", {"query": situation.query})]
 
 
+# A developer's request phrased loosely, with no "how do I" ("validate a json schema", "python regex finditer
+# example", "set default headers on an httpx AsyncClient"): a word of programming, or a name written as code.
+_PROGRAMMING = frozenset(
+    """python py pip import library package module sdk api apis function functions method methods class classes
+    object attribute argument arguments parameter parameters param kwargs variable variables type types typing
+    string strings str int integer integers float floats bool boolean bytes list lists dict dicts dictionary
+    dictionaries tuple tuples array arrays matrix dataframe json yaml toml csv xml html markdown url urls uri http
+    https request requests response responses header headers cookie cookies endpoint endpoints server client
+    socket tcp udp websocket regex regexp pattern file files folder folders directory directories path paths
+    pathname zip zipfile tar archive subprocess process processes thread threads threading async await asyncio
+    coroutine coroutines task tasks queue semaphore mutex lock exception exceptions traceback stacktrace error
+    errors logging logger log logs test tests pytest unittest mock fixture fixtures datetime timestamp timezone
+    epoch utc uuid hash md5 sha256 sha1 encode decode encoding decoding base64 unicode utf-8 ascii iterator
+    iterable iterables generator generators decorator decorators lambda dataclass dataclasses enum sql sqlite
+    database databases orm schema migration migrations validator validation validate serialize deserialize
+    serialization parse parser parsing cli argparse terminal shell stdin stdout stderr env config configuration
+    settings token tokens middleware dependency dependencies template templates numpy pandas sort sorted script
+    command commands compile compiler runtime install installation tensor vector vectors embedding embeddings
+    npm node javascript typescript docker git github repository repo cache timeout retry retries backoff
+    coroutine callback callbacks webhook oauth jwt auth authentication ssl tls certificate""".split()
+)
+_CODE_NAME = re.compile(r"`[^`]+`|\b[A-Za-z]\w*_\w*[A-Za-z0-9]\b|\b[a-z]+[A-Z]\w*\b|\b[A-Z][a-z]+[A-Z]\w*\b|\b\w+\(\)")
+
+
+def prose(query: str) -> str:
+    """A request without its markup: HTML tags, links' targets and URLs say nothing about its subject
+    (`javascript:` in a link is no question about JavaScript)."""
+    return re.sub(
+        r"<[^>]*>|\]\([^)]*\)|\b(?:[a-z][a-z0-9+.\-]*://|(?:javascript|vbscript|data|mailto):)\S+",
+        " ",
+        query,
+        flags=re.I,
+    )
+
+
+def developer_request_rule(situation: Situation) -> list[PlannedCall]:
+    """A request that says no "how do I" but is about code (tried after every other rule) →
+    `retrieve_documentation` with it: it names a thing of programming or writes a name as code."""
+    if "retrieve_documentation" not in situation.tool_names:
+        return []
+    text = prose(situation.query)
+    words = {word.lower() for word in re.findall(r"[A-Za-z][\w\-]*", text)}
+    if not (words & _PROGRAMMING or _CODE_NAME.search(text)):
+        return []
+    return [PlannedCall("retrieve_documentation", {"query": situation.query})]
+
+
 class OfflineModel:
     """A rule-based stand-in for a language model."""
 
@@ -78,15 +125,23 @@ class OfflineModel:
     supports_streaming = True
 
     def __init__(
-        self, *, token_delay_s: float = 0.0, rules: Sequence[IntentRule] = (full_context_rule, documentation_rule)
+        self,
+        *,
+        token_delay_s: float = 0.0,
+        rules: Sequence[IntentRule] = (full_context_rule, documentation_rule),
+        last: Sequence[IntentRule] = (developer_request_rule,),
     ) -> None:
         self._delay = token_delay_s
         self.rules: list[IntentRule] = list(rules)
+        self.last: list[IntentRule] = list(last)  # tried after every rule, those added later included
 
-    def add_rule(self, rule: IntentRule, *, first: bool = False) -> None:
-        """Teach the model another intent (earlier rules win; `first` puts it before all others)."""
+    def add_rule(self, rule: IntentRule, *, first: bool = False, last: bool = False) -> None:
+        """Teach the model another intent (earlier rules win; `first` puts it before all others, `last` among
+        the rules tried after all others: a loose reading of a request, such as `developer_request_rule`)."""
         if first:
             self.rules.insert(0, rule)
+        elif last:
+            self.last.append(rule)
         else:
             self.rules.append(rule)
 
@@ -117,7 +172,9 @@ class OfflineModel:
             items=known_items([m.text for m in request.messages[:query_index]]),
             tool_names=frozenset(spec.name for spec in request.tools),
         )
-        planned = next((calls for rule in self.rules if (calls := rule(situation))), [])
+        # a request for a long answer gets it (`_direct_answer`) rather than a loose reading (`last`)
+        rules = self.rules if _LONG.search(query) else [*self.rules, *self.last]
+        planned = next((calls for rule in rules if (calls := rule(situation))), [])
         if not planned:
             answer, declined = _direct_answer(query, request)
             async for event in self._say(answer, request, declined=declined):

@@ -5,17 +5,20 @@
 - "run this SQL: SELECT …", "query the database: …" → `sql_query`;
 - "search the web for …" → `web_search`;
 - "list my workspace files" → `list_files`; "read notes.txt" → `read_file`;
-  "write 'hello' to notes.txt" → `write_file`.
+  "write 'hello' to notes.txt" → `write_file`;
+- a request naming a library the documentation knows ("stop retrying after three attempts with tenacity")
+  → `retrieve_documentation` (`library_rule`).
 
 The explicit commands (code, SQL, web) are tried before every other rule; the file rules after all
-others, so a question about a repository's files still goes to the git tools.
+others, so a question about a repository's files still goes to the git tools; the library rule last of all.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Iterable
 
-from almanac.llm.providers.offline import Situation
+from almanac.llm.providers.offline import IntentRule, Situation, prose
 from almanac.llm.providers.offline_intents import PlannedCall
 
 _LANGUAGES = {
@@ -133,9 +136,33 @@ def files_rule(situation: Situation) -> list[PlannedCall]:
     return [planned] if planned is not None and planned.name in situation.tool_names else []
 
 
-def teach_tools(model: object) -> None:
-    """Add these rules to `model` if it is the offline model (it has `add_rule`)."""
+# Library names that are everyday words too ("what time is it", "click the button"): alone, not about code.
+_EVERYDAY = frozenset(
+    """abc array chunk click code copy email google io keyword locale mailbox math numbers profile queue random
+    rich select signal site stat string struct time token trace types wave cmd dis gc imp grp pwd uu this
+    turtle calendar almanac""".split()
+)
+
+
+def library_rule(libraries: Callable[[], Iterable[str]]) -> IntentRule:
+    """A request naming one of `libraries` (read when asked: the documentation index may still be building) →
+    `retrieve_documentation` with it; a name that is an everyday word as well does not count."""
+
+    def rule(situation: Situation) -> list[PlannedCall]:
+        if "retrieve_documentation" not in situation.tool_names:
+            return []
+        words = {word.lower() for word in re.findall(r"[A-Za-z][\w\-]*[A-Za-z0-9]", prose(situation.query))}
+        known = {name.lower() for name in libraries()} - _EVERYDAY
+        return [PlannedCall("retrieve_documentation", {"query": situation.query})] if words & known else []
+
+    return rule
+
+
+def teach_tools(model: object, libraries: Callable[[], Iterable[str]] = lambda: ()) -> None:
+    """Add these rules to `model` if it is the offline model (it has `add_rule`); `libraries` names the
+    libraries the documentation tool knows."""
     add_rule = getattr(model, "add_rule", None)
     if callable(add_rule):
         add_rule(command_rule, first=True)
         add_rule(files_rule)
+        add_rule(library_rule(libraries), last=True)

@@ -144,6 +144,27 @@ async def test_documentation_questions_call_retrieve_documentation() -> None:
         assert (await complete(OfflineModel(), documentation_request(chatter))).tool_calls == (), chatter
 
 
+async def test_a_loosely_phrased_request_about_code_looks_up_the_documentation_too() -> None:
+    # no "how do I", no "docs": a word of programming, or a name written as code, says it is about code
+    for question in (
+        "validate a json schema",
+        "python regex finditer example",
+        "set default headers on an httpx AsyncClient",
+        "what does model_dump return",
+        "merge two dictionaries",
+    ):
+        response = await complete(OfflineModel(), documentation_request(question))
+        assert [c.name for c in response.tool_calls] == ["retrieve_documentation"], question
+    for chatter in (
+        "What is the capital of France?",
+        "thanks, that was helpful",
+        "Render this: [click me](javascript:alert(1)) <img src=x onerror=alert(1)>",  # markup says nothing
+    ):
+        assert (await complete(OfflineModel(), documentation_request(chatter))).tool_calls == (), chatter
+    long = await complete(OfflineModel(), documentation_request("Explain retries and timeouts in depth"))
+    assert long.tool_calls == () and len(long.text) > 3000  # a long answer asked for: given, as before
+
+
 async def test_its_usage_is_counted_with_the_shared_estimate_and_marked_estimated() -> None:
     answer = await complete(OfflineModel(), ask("What is the capital of France?"))
     assert answer.usage.estimated and answer.usage.input_tokens > 0 and answer.usage.output_tokens > 0

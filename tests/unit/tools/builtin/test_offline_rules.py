@@ -77,3 +77,21 @@ def test_taught_rules_run_code_before_documentation_and_files_after_everything()
     assert last(situation("read notes.txt", *tools)) == [PlannedCall("read_file", {"path": "notes.txt"})]
     assert last(situation("read notes.txt", "retrieve_documentation")) == []  # only tools that exist
     assert first(situation(code, "retrieve_documentation")) == []
+
+
+def plan(model: OfflineModel, message: str, *tools: str) -> list[PlannedCall]:
+    return next((calls for rule in [*model.rules, *model.last] if (calls := rule(situation(message, *tools)))), [])
+
+
+def test_a_request_naming_a_library_the_documentation_knows_looks_it_up_after_every_other_rule() -> None:
+    model = OfflineModel()
+    teach_tools(model, lambda: ["tenacity", "time", "notes", "sqlalchemy"])
+    tools = ("retrieve_documentation", "read_file")
+    for question in (
+        "stop retrying after three attempts with tenacity",
+        "roll back the current transaction of a sqlalchemy session",
+    ):
+        assert plan(model, question, *tools) == [PlannedCall("retrieve_documentation", {"query": question})]
+    assert plan(model, "read notes.txt", *tools) == [PlannedCall("read_file", {"path": "notes.txt"})]  # files first
+    assert plan(model, "what time is it", *tools) == []  # a library named by an everyday word alone is no sign
+    assert plan(model, "stop retrying with tenacity", "read_file") == []  # only tools that exist
