@@ -88,7 +88,8 @@ _PROGRAMMING = frozenset(
     settings token tokens middleware dependency dependencies template templates numpy pandas sort sorted script
     command commands compile compiler runtime install installation tensor vector vectors embedding embeddings
     npm node javascript typescript docker git github repository repo cache timeout retry retries backoff
-    coroutine callback callbacks webhook oauth jwt auth authentication ssl tls certificate""".split()
+    callback callbacks webhook oauth jwt auth authentication ssl tls certificate filename filenames wildcard
+    subcommand subcommands snippet heap enumeration""".split()
 )
 _CODE_NAME = re.compile(r"`[^`]+`|\b[A-Za-z]\w*_\w*[A-Za-z0-9]\b|\b[a-z]+[A-Z]\w*\b|\b[A-Z][a-z]+[A-Z]\w*\b|\b\w+\(\)")
 
