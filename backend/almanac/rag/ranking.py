@@ -54,6 +54,9 @@ _SYMBOL = re.compile(r"`(?:class |async )*([A-Za-z_][\w.]*)")
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _RAW = re.compile(r"[a-z0-9]+")
 _CODE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*")
+# An error as a traceback prints it ("TypeError: Object of type datetime is not JSON serializable"): what went
+# wrong, quoted, not an API the question asks to use
+_RAISED = re.compile(r"\b[\w.]*(?:Error|Exception|Warning)(?=:\s)")
 _PART = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
 _POPULAR = frozenset(library_name(name) for name in MOST_ASKED)
 
@@ -117,7 +120,7 @@ def code_names(question: str) -> frozenset[str]:
     loads) — exact names, where a question's words match a name only by their stems (`model_validator` shares
     `model_validate`'s)."""
     names = set()
-    for token in _CODE.findall(question):
+    for token in _CODE.findall(_RAISED.sub(" ", question)):
         name = token.rsplit(".", 1)[-1]
         coded = "." in token or "_" in name or any(c.isdigit() or c.isupper() for c in name[1:])
         if coded and len(name) > 1:
@@ -199,7 +202,8 @@ def arrange(
     if not chunks:
         return []
     terms = question_terms(question)
-    written = code_names(question)
+    # the library asked about, however written ("a JSON string" asks about `json`), is no API name written as code
+    written = code_names(question) - {library_name(hint).replace("-", "")} if hint else code_names(question)
     several = len({chunk.library for chunk in chunks}) > 1
     best, worst = max(scores), min(scores)
     spread = best - worst

@@ -128,6 +128,23 @@ def test_a_name_written_as_code_is_matched_exactly_not_by_its_stem() -> None:
     assert code_names("gather the results of several coroutines") == frozenset()
 
 
+def test_the_library_asked_about_written_in_capitals_is_no_api_name_written_as_code() -> None:
+    # "JSON" is the `json` library here, not the name of another package's `Json` class
+    other = api("toolkit.Json", "A field holding a JSON document.")
+    loads = api("json.loads", "Deserialize a str holding a JSON document to a Python object.", library="/python/json")
+    question, used = "parse a JSON string into a dict", {"json.loads": 1.0}.get
+    ranked = order(question, [other, loads], [9.0, 8.0], hint="/python/json", usage=lambda s: used(s, 0.0))
+    assert ranked[0] == "json.loads"
+    unasked = order(question, [other, loads], [9.0, 8.0], usage=lambda s: used(s, 0.0))
+    assert unasked[0] == "toolkit.Json"  # no library asked about: a name written as code
+
+
+def test_an_error_quoted_as_a_traceback_prints_it_is_what_went_wrong_not_a_name_asked_for() -> None:
+    assert code_names("TypeError: Object of type datetime is not serializable") == frozenset()
+    assert code_names("json.decoder.JSONDecodeError: Expecting value, from json.loads") == {"loads"}
+    assert code_names("catch a TypeError raised by int()") == {"typeerror"}  # named, not quoted: asked about
+
+
 def test_a_common_word_in_an_apis_name_says_less_than_a_rare_one() -> None:
     # "path" names a class, yet says little: every third passage has the word (rarity 0.1 here)
     which = api("shutil.which", "Return the path to an executable which would be run.")
