@@ -152,7 +152,23 @@ def name_match(name: str, terms: frozenset[str], rarity: Callable[[str], float] 
     whole = tokenize(name)[:1]
     if whole and whole[0] in terms:
         return weigh(whole[0])
-    return sum(weigh(stem) for stem in stems if stem in terms) / len(stems)
+    doers = {stem for part in _PART.findall(name) for stem in tokenize(part)[:1] if doer_of(part.lower()) & terms}
+    return sum(weigh(stem) for stem in stems if stem in terms or stem in doers) / len(stems)
+
+
+def doer_of(stem: str) -> frozenset[str]:
+    """The verb an agent noun is made of, stemmed: `reader` → read, `parser` → pars(e), `formatter` → format,
+    `validator` → valid(ate); a question asks to read, parse or validate what a `DictReader`, a `ConfigParser`
+    or a `Validator` does. Empty for any other word."""
+    if len(stem) < 5 or stem[-2:] not in ("er", "or"):
+        return frozenset()
+    base = stem[:-2]
+    verbs = {base, base + "e", stem[:-1]}
+    if len(base) > 2 and base[-1] == base[-2]:
+        verbs.add(base[:-1])  # formatter → format, runner → run
+    if stem.endswith("ator"):
+        verbs.add(stem[:-3] + "e")  # validator → validate
+    return frozenset(found for verb in verbs for found in tokenize(verb)[:1])
 
 
 def prior(library: str, config: RankingConfig = RankingConfig()) -> float:

@@ -51,6 +51,16 @@ def test_a_name_matches_by_the_share_of_its_parts_in_the_question() -> None:
     assert name_match("deepcopy", question_terms("make a deep copy of a nested list")) == 1.0  # words run together
 
 
+def test_a_name_for_what_does_it_matches_the_verb_the_question_asks_for() -> None:
+    # a reader reads, a parser parses, a formatter formats, a validator validates
+    assert name_match("DictReader", question_terms("read a CSV file into dictionaries")) == 0.5
+    assert name_match("ConfigParser", question_terms("parse a config file")) == 1.0
+    assert name_match("Formatter", question_terms("format log records")) == 1.0
+    assert name_match("Validator", question_terms("validate a document")) == 1.0
+    assert name_match("Counter", question_terms("count the items of a list")) == 1.0
+    assert name_match("Reader", question_terms("write a file")) == 0.0
+
+
 def test_the_passage_whose_symbol_the_question_names_comes_first() -> None:
     # The helper shares more words with the question; the function the question names must still lead.
     helper = api("toolkit.walk.deep_walk", "Walk nested lists of lists and yield every item of the nested lists.")
