@@ -68,7 +68,9 @@ def formatter_for(kind: LogFormat) -> logging.Formatter:
 
 
 def configure_logging(level: str, kind: LogFormat) -> None:
-    """Log to stderr at `level` in the `kind` format, through one root handler."""
+    """Log to stderr at `level` in the `kind` format, through one root handler — which drops what is below
+    `level` even from a library that sets its own logger to DEBUG (bm25s does)."""
     logging.basicConfig(level=level, force=True)
     for handler in logging.getLogger().handlers:
         handler.setFormatter(formatter_for(kind))
+        handler.setLevel(level)

@@ -1,11 +1,12 @@
 """Log lines: text or JSON, each with the request ID of its context, secrets masked."""
 
+import io
 import json
 import logging
 import sys
 
 from almanac.api.logs import LogHygiene
-from almanac.ops.log_format import JsonFormatter, TextFormatter, formatter_for
+from almanac.ops.log_format import JsonFormatter, TextFormatter, configure_logging, formatter_for
 from almanac.ops.request_ids import _current
 
 
@@ -53,3 +54,22 @@ def test_tracebacks_are_one_field_and_pass_the_secret_filter_first() -> None:
     entry = json.loads(formatter_for("json").format(failed))
     assert "sk-secret" not in json.dumps(entry)
     assert entry["message"] == "key *** failed" and "ValueError: boom with ***" in entry["exception"]
+
+
+def test_the_log_level_holds_for_libraries_that_set_their_own_logger_to_debug() -> None:
+    root = logging.getLogger()
+    handlers, level = root.handlers[:], root.level
+    try:
+        configure_logging("INFO", "text")
+        out = io.StringIO()
+        for handler in root.handlers:
+            assert isinstance(handler, logging.StreamHandler)
+            handler.setStream(out)
+        chatty = logging.getLogger("chatty_library")
+        chatty.setLevel(logging.DEBUG)  # as bm25s does on import
+        chatty.debug("Building index from tokens")
+        chatty.info("index built")
+        assert "index built" in out.getvalue() and "Building index" not in out.getvalue()
+    finally:
+        root.handlers[:] = handlers
+        root.setLevel(level)
