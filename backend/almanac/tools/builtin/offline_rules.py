@@ -6,8 +6,9 @@
 - "search the web for …" → `web_search`;
 - "list my workspace files" → `list_files`; "read notes.txt" → `read_file`;
   "write 'hello' to notes.txt" → `write_file`;
-- a request naming a library the documentation knows ("stop retrying after three attempts with tenacity")
-  → `retrieve_documentation` (`library_rule`).
+- a request naming a library the documentation knows ("stop retrying after three attempts with tenacity",
+  and a listing asked for with one: "list all files in a folder with pathlib") → `retrieve_documentation`
+  (`library_rule`).
 
 The explicit commands (code, SQL, web) are tried before every other rule; the file rules after all
 others, so a question about a repository's files still goes to the git tools; the library rule last of all.
@@ -158,11 +159,25 @@ def library_rule(libraries: Callable[[], Iterable[str]]) -> IntentRule:
     return rule
 
 
+def files_rule_for(libraries: Callable[[], Iterable[str]]) -> IntentRule:
+    """`files_rule`, except that a listing asked for with a library ("list all files in a directory recursively
+    with pathlib") is a question about code, left to the documentation (`library_rule`)."""
+    names_a_library = library_rule(libraries)
+
+    def rule(situation: Situation) -> list[PlannedCall]:
+        planned = files_rule(situation)
+        if planned and planned[0].name == "list_files" and names_a_library(situation):
+            return []
+        return planned
+
+    return rule
+
+
 def teach_tools(model: object, libraries: Callable[[], Iterable[str]] = lambda: ()) -> None:
     """Add these rules to `model` if it is the offline model (it has `add_rule`); `libraries` names the
     libraries the documentation tool knows."""
     add_rule = getattr(model, "add_rule", None)
     if callable(add_rule):
         add_rule(command_rule, first=True)
-        add_rule(files_rule)
+        add_rule(files_rule_for(libraries))
         add_rule(library_rule(libraries), last=True)

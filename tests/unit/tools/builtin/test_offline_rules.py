@@ -94,4 +94,9 @@ def test_a_request_naming_a_library_the_documentation_knows_looks_it_up_after_ev
         assert plan(model, question, *tools) == [PlannedCall("retrieve_documentation", {"query": question})]
     assert plan(model, "read notes.txt", *tools) == [PlannedCall("read_file", {"path": "notes.txt"})]  # files first
     assert plan(model, "what time is it", *tools) == []  # a library named by an everyday word alone is no sign
+    listing = "list all files in a folder recursively with pathlib"
+    model = OfflineModel()
+    teach_tools(model, lambda: ["pathlib"])
+    assert plan(model, listing, "retrieve_documentation", "list_files")[0].name == "retrieve_documentation"
+    assert plan(model, "list my workspace files", "retrieve_documentation", "list_files")[0].name == "list_files"
     assert plan(model, "stop retrying with tenacity", "read_file") == []  # only tools that exist
