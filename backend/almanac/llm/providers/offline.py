@@ -105,14 +105,17 @@ def prose(query: str) -> str:
     )
 
 
+def request_words(query: str) -> set[str]:
+    """The lower-case words of a request's prose (`prose`), for rules that look for telling words."""
+    return {word.lower() for word in re.findall(r"[A-Za-z][\w\-]*[A-Za-z0-9]|[A-Za-z]", prose(query))}
+
+
 def developer_request_rule(situation: Situation) -> list[PlannedCall]:
     """A request that says no "how do I" but is about code (tried after every other rule) →
     `retrieve_documentation` with it: it names a thing of programming or writes a name as code."""
     if "retrieve_documentation" not in situation.tool_names:
         return []
-    text = prose(situation.query)
-    words = {word.lower() for word in re.findall(r"[A-Za-z][\w\-]*", text)}
-    if not (words & _PROGRAMMING or _CODE_NAME.search(text)):
+    if not (request_words(situation.query) & _PROGRAMMING or _CODE_NAME.search(prose(situation.query))):
         return []
     return [PlannedCall("retrieve_documentation", {"query": situation.query})]
 

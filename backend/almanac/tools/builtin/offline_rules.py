@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable
 
-from almanac.llm.providers.offline import IntentRule, Situation, prose
+from almanac.llm.providers.offline import IntentRule, Situation, request_words
 from almanac.llm.providers.offline_intents import PlannedCall
 
 _LANGUAGES = {
@@ -152,9 +152,9 @@ def library_rule(libraries: Callable[[], Iterable[str]]) -> IntentRule:
     def rule(situation: Situation) -> list[PlannedCall]:
         if "retrieve_documentation" not in situation.tool_names:
             return []
-        words = {word.lower() for word in re.findall(r"[A-Za-z][\w\-]*[A-Za-z0-9]", prose(situation.query))}
         known = {name.lower() for name in libraries()} - _EVERYDAY
-        return [PlannedCall("retrieve_documentation", {"query": situation.query})] if words & known else []
+        named = request_words(situation.query) & known
+        return [PlannedCall("retrieve_documentation", {"query": situation.query})] if named else []
 
     return rule
 
