@@ -141,13 +141,9 @@ def distribution_documents(
             if (dotted := _module_name(file.parts, private=True))
         }
         source_of = _source_reader(files)
-        # Shallow modules first: a package's public surface matters more than its internals.
-        for file in sorted(dist.files or (), key=lambda f: (len(f.parts), str(f))):
+        for module in fair_order(public for file in dist.files or () if (public := _module_name(file.parts))):
             if modules >= MAX_MODULES:
                 break
-            module = _module_name(file.parts)
-            if module is None:
-                continue
             found = source_of(module)
             api = module_api(found[0], module, is_package=found[1], source_of=source_of) if found else None
             if api is not None and (api.markdown or api.request):
@@ -173,6 +169,22 @@ def _project_url(dist: metadata.Distribution) -> str:
     home = meta.get("Home-page") or ""
     name = normalise(meta.get("Name") or "")
     return home if home.startswith("http") else f"https://pypi.org/project/{name}/"
+
+
+def fair_order(modules: Iterable[str]) -> list[str]:
+    """Dotted module names in the order a capped index takes them: shallow modules first within each
+    subpackage, the subpackages taking turns — so that one subpackage of thousands of generated modules
+    (`anthropic.types`: 2,900 files) cannot fill the cap before a small one users call
+    (`anthropic.resources.messages`). A top-level module is a turn of its own."""
+    groups: dict[str, list[str]] = {}
+    for module in modules:
+        parts = module.split(".")
+        groups.setdefault(".".join(parts[:2]) if len(parts) > 2 else module, []).append(module)
+    ranked = []
+    for group in groups.values():
+        group.sort(key=lambda m: (m.count("."), m))
+        ranked += [(turn, m.count("."), m) for turn, m in enumerate(group)]
+    return [m for _, _, m in sorted(ranked)]
 
 
 def _module_name(parts: tuple[str, ...], *, private: bool = False) -> str | None:

@@ -60,7 +60,7 @@ __all__ = [
 ]
 
 log = logging.getLogger(__name__)
-INDEX_VERSION = "10"
+INDEX_VERSION = "11"
 MAX_CHUNKS_PER_LIBRARY = 1500
 # The libraries developers most often ask about (`priority.MOST_ASKED`) may be large: SQLAlchemy's sessions, `select`
 # and schema, and its asyncio extension, come after 1,500 passages of its engine internals (7,661 in all here).
@@ -124,25 +124,42 @@ def chunk_budget(library_id: str) -> int:
 
 
 def chunk_all(documents: Sequence[Document]) -> list[Chunk]:
-    """Chunk every document, at most `chunk_budget` passages per library: in document order (a package's shallow
-    modules first), except that the modules in a namespace set aside from its API (`ranking.is_aside`: kept
-    old versions, vendored copies, tests) come last, so they never crowd out the API itself."""
-    chunks: list[Chunk] = []
-    per_library: dict[str, int] = {}
-    for document in sorted(documents, key=lambda d: is_aside(d.title)):  # stable: document order otherwise
-        room = chunk_budget(document.library_id) - per_library.get(document.library_id, 0)
-        if room <= 0:
-            continue
+    """Chunk every document, at most `chunk_budget` passages per library, in document order (a package's shallow
+    modules first). A library over its budget keeps every API's first passage before any API's further pieces
+    (a long docstring's parameters and examples), so the cut drops depth, not whole APIs at the end of the
+    order (`stripe`'s first module alone filled its budget); the modules in a namespace set aside from its API
+    (`ranking.is_aside`: kept old versions, vendored copies, tests) come last, so they never crowd out the API."""
+    by_library: dict[str, list[tuple[bool, Chunk]]] = {}
+    for document in documents:
         pieces = chunk_document(
             document.text,
             source_url=document.source_url,
             library=document.library_id,
             title=document.title,
             fmt=document.fmt,
-        )[:room]
-        per_library[document.library_id] = per_library.get(document.library_id, 0) + len(pieces)
-        chunks += pieces
+        )
+        aside = is_aside(document.title)
+        by_library.setdefault(document.library_id, []).extend((aside, piece) for piece in pieces)
+    chunks: list[Chunk] = []
+    for library, marked in by_library.items():
+        chunks += within_budget(marked, chunk_budget(library))
     return chunks
+
+
+def within_budget(pieces: Sequence[tuple[bool, Chunk]], budget: int) -> list[Chunk]:
+    """At most `budget` of a library's passages (each with whether its module is set aside), in their order:
+    all of them if they fit, else the API's own before the set-aside ones', each API's (heading's) first piece
+    before any second piece, and so on."""
+    if len(pieces) <= budget:
+        return [chunk for _, chunk in pieces]
+    turns: dict[str, int] = {}
+    ranked = []
+    for position, (aside, chunk) in enumerate(pieces):
+        turn = turns.get(chunk.title, 0)
+        turns[chunk.title] = turn + 1
+        ranked.append((aside, turn, position))
+    kept = sorted(position for _, _, position in sorted(ranked)[:budget])
+    return [pieces[position][1] for position in kept]
 
 
 def fingerprint(

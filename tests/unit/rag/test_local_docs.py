@@ -9,6 +9,7 @@ from almanac.rag.local_docs import (
     Document,
     Library,
     distribution_documents,
+    fair_order,
     folder_documents,
     module_markdown,
     normalise,
@@ -89,6 +90,25 @@ def test_installed_distributions_are_read_without_importing_them() -> None:
     assert any(d.title == "smmap README" for d in documents)
     assert any(d.title.startswith("smmap.") and "## class" in d.text for d in documents)
     assert "smmap" not in sys.modules
+
+
+def test_a_capped_package_takes_its_subpackages_in_turns_shallow_modules_first() -> None:
+    generated = [f"sdk.types.t{i:03}" for i in range(500)] + [f"sdk.types.beta.b{i}" for i in range(50)]
+    modules = [*generated, "sdk.resources.messages.messages", "sdk.resources", "sdk.resources.files", "sdk.client"]
+    order = fair_order(modules)
+    assert order[:3] == ["sdk.client", "sdk.resources", "sdk.types.t000"]  # each turn: shallow first
+    # the small subpackage's deep module comes long before the big one's 500 generated modules are through
+    assert order.index("sdk.resources.messages.messages") < 10
+    assert order.index("sdk.types.t010") < order.index("sdk.types.beta.b0")  # within one: shallow first
+    assert sorted(order) == sorted(modules)
+
+
+def test_an_sdk_with_thousands_of_generated_type_modules_keeps_its_client_methods() -> None:
+    # anthropic ships ~2,900 modules under `anthropic.types`: taken shallow-first they filled the 400-module
+    # cap, and `Messages.create` (in `anthropic.resources.messages.messages`) was not in the index at all
+    [(_, documents)] = list(distribution_documents(["anthropic"]))
+    [messages] = [d for d in documents if d.title == "anthropic.resources.messages.messages"]
+    assert "`anthropic.resources.messages.messages.Messages.create(" in messages.text
 
 
 def test_the_standard_library_is_indexed_per_module() -> None:

@@ -150,3 +150,18 @@ def test_a_most_asked_library_keeps_more_passages_and_set_aside_modules_go_last(
     assert sum(chunk.library == "/pypi/sqlalchemy" for chunk in chunks) == 8
     assert sum(chunk.library == "/pypi/obscure" for chunk in chunks) == 4  # any other library: the smaller budget
     assert ("/pypi/obscure", "obscure.extra") not in kept
+
+
+def test_a_library_over_its_budget_keeps_every_apis_first_passage_before_further_pieces(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(local_index, "MAX_CHUNKS_PER_LIBRARY", 6)
+    long_doc = "\n\n".join(f"Parameter {i}: " + "word " * 300 for i in range(6))  # several passages
+    text = f"# Module `big`\n\n## `big.first()`\n\n{long_doc}\n\n" + "\n\n".join(
+        f"## `big.f{i}()`\n\nDoes thing {i}." for i in range(4)
+    )
+    chunks = chunk_all([Document("/pypi/big", "big", text, "markdown", None)])
+    titles = [chunk.title.rsplit(" > ", 1)[-1] for chunk in chunks]
+    assert len(chunks) == 6
+    assert all(any(title.startswith(f"`big.f{i}()") for title in titles) for i in range(4))  # none cut off
+    assert sum(title.startswith("`big.first()") for title in titles) == 1  # its second piece gave way
