@@ -35,12 +35,14 @@ def reexports(tree: ast.Module, module: str, *, is_package: bool, source_of: Sou
     """The classes and functions `module` (parsed as `tree`) re-exports from private modules, in the
     order `__all__` (or the imports) name them, each once."""
     package = module if is_package else module.rpartition(".")[0]
-    imports = dict(explicit_imports(tree, package))
+    lazy = dict(lazy_imports(tree, package))
+    imports = {**lazy, **dict(explicit_imports(tree, package))}
     stars = list(_star_imports(tree, package))
     exported = literal_all(tree)
     local = {node.name for node in tree.body if isinstance(node, Definition)}
     if exported is None:
         exported = [name for name in imports if not name.startswith("_")] if is_package else as_themselves(tree)
+        exported += [name for name in lazy if name not in exported]
     parsed = _Parsed(source_of)
     found: list[Reexport] = []
     seen: set[str] = set()
@@ -118,6 +120,31 @@ def explicit_imports(tree: ast.Module, package: str) -> Iterator[tuple[str, tupl
             for alias in node.names:
                 if alias.name != "*":
                     yield alias.asname or alias.name, (target, alias.name)
+
+
+def lazy_imports(tree: ast.Module, package: str) -> Iterator[tuple[str, tuple[str, str]]]:
+    """(bound name, (absolute module, original name)) for each `from m import a [as b]` in a top-level
+    `if TYPE_CHECKING:` block of a module that loads its names on first use (a module `__getattr__`, also
+    one defined under `if not TYPE_CHECKING:`): the names it promises type checkers are the names it
+    exports (`stripe.Customer`, from `stripe._customer`, reaches users only through `stripe.__getattr__`).
+    Nothing for any other module, where such imports serve annotations only."""
+    blocks = [node for node in tree.body if isinstance(node, ast.If)]
+    lazy = any(
+        isinstance(node, ast.FunctionDef) and node.name == "__getattr__"
+        for node in [*tree.body, *(inner for block in blocks for inner in [*block.body, *block.orelse])]
+    )
+    if not lazy:
+        return
+    for block in blocks:
+        if _type_checking(block.test):
+            yield from explicit_imports(ast.Module(body=block.body, type_ignores=[]), package)
+
+
+def _type_checking(test: ast.expr) -> bool:
+    """Whether an `if` test is `TYPE_CHECKING` (or `typing.TYPE_CHECKING`)."""
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
+    )
 
 
 def as_themselves(tree: ast.Module) -> list[str]:

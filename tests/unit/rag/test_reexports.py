@@ -68,6 +68,22 @@ def test_a_plain_module_re_exports_what_it_imports_as_itself() -> None:
     assert "helper" not in text
 
 
+def test_a_lazily_loading_module_re_exports_what_it_declares_for_type_checkers() -> None:
+    # stripe's way: the names are imported only for type checkers, and a module `__getattr__` loads them
+    lazy = (
+        "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from ._config import Timeout as Timeout\n"
+        "    from pkg._config import helper\n"
+        "_import_map = {'Timeout': 'pkg._config'}\nif not TYPE_CHECKING:\n"
+        "    def __getattr__(name):\n        return _import_map[name]\n"
+    )
+    text = module_markdown(lazy, "pkg", is_package=True, source_of=source_of)
+    assert "## class `pkg.Timeout`\n\nDefined in `pkg._config`." in text
+    assert "## `async pkg.helper(x: int) -> int`" in text
+    # without a module __getattr__ such imports serve annotations only: nothing is exported
+    eager = lazy.split("_import_map")[0]
+    assert module_markdown(eager, "pkg.tools", source_of=source_of) == ""
+
+
 def test_installed_httpx_and_anthropic_document_their_clients_under_the_public_name() -> None:
     docs = {doc.title: doc.text for _, found in distribution_documents(["httpx", "anthropic"]) for doc in found}
     assert "## class `httpx.AsyncClient(BaseClient)`\n\nDefined in `httpx._client`." in docs["httpx"]
