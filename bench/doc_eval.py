@@ -19,7 +19,10 @@ Prints hits@6, hits@1 and MRR overall, per split and per library, and the time a
 that is empty or warm makes the difference in the reorder phase).
 
     python bench/doc_eval.py [--phase bm25|reorder|fuse|hybrid|all] [--split dev|heldout|all] [--misses] [--only WORD]
-                             [--model-apis P ...]
+                             [--model-apis P ...] [--library]
+
+With `--library`, each question's library is passed as the tool's `library` argument (as a chat model calling the
+tool names it: a search confined to that library) instead of being left to the question's words.
 
 With `--model-apis`, each phase runs again for each P with a simulated chat model that names the expected
 API (`ParsedQuery.apis`) right with probability P and a wrong, real one otherwise (`KnowingParser`).
@@ -146,11 +149,15 @@ def pipeline_for(index: LocalIndex, embedder: Embedder | None, *, local_dense: s
 PHASES = {"bm25": (None, False), "reorder": ("reorder", False), "fuse": ("fuse", True), "hybrid": ("both", True)}
 
 
-async def evaluate(pipeline: DocumentationPipeline, questions: Sequence[Question], *, misses: bool) -> list[int | None]:
+async def evaluate(
+    pipeline: DocumentationPipeline, questions: Sequence[Question], *, misses: bool, library: bool = False
+) -> list[int | None]:
+    """Each question's rank of the first expected API (None: not among those returned); with `library`, the
+    question's library is passed as the tool's `library` argument, as a chat model calling the tool does."""
     ranks = []
     started = time.perf_counter()
     for q in questions:
-        result = await pipeline.run(DocRequest(q.question))
+        result = await pipeline.run(DocRequest(q.question, library=q.library if library else None))
         symbols = [symbol_of(p.chunk) for p in result.passages]
         rank = first_hit(symbols, q.expected)
         ranks.append(rank)
@@ -200,6 +207,11 @@ async def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--questions", type=Path, default=QUESTIONS, help="the questions (JSON lines)")
     parser.add_argument("--no-libraries", action="store_true", help="leave out the per-library lines")
     parser.add_argument(
+        "--library",
+        action="store_true",
+        help="pass each question's library as the tool's `library` argument, as a chat model calling it does",
+    )
+    parser.add_argument(
         "--model-apis",
         type=float,
         nargs="*",
@@ -220,12 +232,12 @@ async def main(argv: Sequence[str] | None = None) -> None:
     for phase in phases:
         mode, _ = PHASES[phase]
         pipeline = pipeline_for(index, embedder if mode else None, local_dense=mode or "fuse")
-        ranks = await evaluate(pipeline, questions, misses=args.misses)
+        ranks = await evaluate(pipeline, questions, misses=args.misses, library=args.library)
         report(phase, questions, ranks, per_library=not args.no_libraries)
         rules = pipeline.parser
         for accuracy in args.model_apis or ():
             pipeline.parser = KnowingParser(rules, questions, accuracy)
-            ranks = await evaluate(pipeline, questions, misses=False)
+            ranks = await evaluate(pipeline, questions, misses=False, library=args.library)
             report(f"{phase}, a model naming the API right {accuracy:.0%} of the time", questions, ranks, False)
 
 

@@ -200,7 +200,8 @@ class DocumentationPipeline:
             # each candidate's gist too: what its API is for, in a line (`FieldIndex.gist`)
             fields = searched.index.fields() if isinstance(searched, LocalCorpus) else None
             gists = [fields.gist(chunk) for chunk in chunks] if fields is not None else []
-            dense = await self.local_reorder.rerank(query, texts, len(texts), fused=ordered, gists=gists)
+            narrow = explicit and alone  # the one library the caller asked for
+            dense = await self.local_reorder.rerank(query, texts, len(texts), fused=ordered, gists=gists, narrow=narrow)
             blended = diversify(
                 [chunks[h.index] for h in dense], [h.score for h in dense], config.diversity, len(dense)
             )

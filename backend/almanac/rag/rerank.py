@@ -38,6 +38,8 @@ from almanac.rag.retriever import Hit
 
 log = logging.getLogger(__name__)
 DENSE_WEIGHT = 1.0  # `DenseReorder`: the similarity's weight against the fused score (both 0–1); chosen on dev
+# the same within one library the caller named (`library`): its own order knows the library's centre and names
+NARROW_WEIGHT = 0.5
 # `ModelReranker`: the fused score's weight against the model's judgement (both 0–1); chosen on dev with judges of
 # known accuracy (bench/rerank_llm.py): 0 lets any misjudgement reorder the candidates, 1 overrides a sure judge
 FUSED_WEIGHT = 0.5
@@ -241,13 +243,24 @@ class DenseReorder:
 
     name = "dense reorder"
 
-    def __init__(self, embedder: Embedder, *, weight: float = DENSE_WEIGHT) -> None:
+    def __init__(self, embedder: Embedder, *, weight: float = DENSE_WEIGHT, narrow: float = NARROW_WEIGHT) -> None:
         self._embedder = embedder
         self._weight = weight
+        self._narrow = narrow
 
     async def rerank(
-        self, query: str, texts: Sequence[str], top_n: int, *, fused: Sequence[float] = (), gists: Sequence[str] = ()
+        self,
+        query: str,
+        texts: Sequence[str],
+        top_n: int,
+        *,
+        fused: Sequence[float] = (),
+        gists: Sequence[str] = (),
+        narrow: bool = False,
     ) -> list[Hit]:
+        """The candidates reordered; `narrow` when they all come from the one library the caller asked for,
+        where the similarity weighs `narrow` (less: the fused order's priors know that library's centre)."""
+        weight = self._narrow if narrow else self._weight
         if not texts or len(fused) != len(texts):
             return fused_order(len(texts), top_n, fused)
         described = len(gists) == len(texts)
@@ -258,9 +271,9 @@ class DenseReorder:
             log.warning("dense reorder failed; keeping the fused order", exc_info=True)
             return fused_order(len(texts), top_n, fused)
         similarity = _cosines(vectors, question)
-        scores = blend(fused, similarity[: len(texts)], self._weight)
+        scores = blend(fused, similarity[: len(texts)], weight)
         if described:
-            scores = [s + self._weight * g for s, g in zip(scores, min_max(similarity[len(texts) :]), strict=True)]
+            scores = [s + weight * g for s, g in zip(scores, min_max(similarity[len(texts) :]), strict=True)]
         order = sorted(range(len(texts)), key=lambda i: (-scores[i], i))[:top_n]
         top = max(scores)
         return [Hit(i, unit(scores[i] / top) if top > 0 else 1.0) for i in order]

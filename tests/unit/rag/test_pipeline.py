@@ -3,6 +3,7 @@
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from typing import Any
 
 import numpy as np
 import pytest
@@ -347,6 +348,37 @@ async def test_the_local_candidates_are_reordered_by_the_question_embedding_befo
     # A reranker sees the reordered candidates: one that keeps the order it is given keeps Template first.
     kept = await pipeline_with(DenseReorder(ConceptEmbedder()), ScoringReranker([1.0, 0.5, 0.1])).run(request)  # type: ignore[arg-type]
     assert kept.passages[0].chunk.id == "string.Template"
+
+
+class RecordingReorder(DenseReorder):
+    """The dense reorder, remembering whether each call was confined to one library the caller asked for."""
+
+    def __init__(self) -> None:
+        super().__init__(ConceptEmbedder())  # type: ignore[arg-type]
+        self.narrow: list[bool] = []
+
+    async def rerank(self, query: str, texts: Sequence[str], top_n: int, **options: Any) -> list[Hit]:
+        self.narrow.append(bool(options.get("narrow")))
+        return await super().rerank(query, texts, top_n, **options)
+
+
+async def test_the_reorder_is_narrow_only_within_a_library_the_caller_asked_for() -> None:
+    index = _templates_index()
+    local = LocalSource(index=lambda: index, embedder=None)
+    reorder = RecordingReorder()
+    pipe = DocumentationPipeline(
+        source=local,
+        fallback=None,
+        parser=RuleQueryParser(local.names),
+        selector=RuleSelector(),
+        reranker=FusedOrder(),
+        local_reorder=reorder,
+    )
+    await pipe.run(DocRequest("fill the fields of a string with dollar signs", library="string"))
+    await pipe.run(DocRequest("fill the fields of a format string in python's string module"))  # a hint only
+    await pipe.run(DocRequest("fill the fields of a format string"))
+    await pipe.run(DocRequest("fill the fields of a format string", library="Python standard library"))  # many
+    assert reorder.narrow == [True, False, False, False]
 
 
 async def test_other_sources_are_not_reordered() -> None:

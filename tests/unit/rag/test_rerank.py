@@ -165,6 +165,16 @@ async def test_dense_reorder_lets_the_question_embedding_reorder_close_candidate
     assert reranked[0].score == 1.0 and all(0.0 <= hit.score <= 1.0 for hit in reranked)
 
 
+async def test_within_the_one_library_asked_for_the_question_embedding_weighs_less() -> None:
+    # the fused order of a single library's passages knows its centre and names; the embedding counts half
+    texts = ["cache entry options", "delete a directory tree", "other things"]
+    reorder = DenseReorder(AxisEmbedder())
+    wide = await reorder.rerank("delete a folder", texts, 3, fused=[1.0, 0.4, 0.0])
+    assert [hit.index for hit in wide] == [1, 0, 2]  # 0.4 + 1.0 × 1 beats 1.0
+    narrow = await reorder.rerank("delete a folder", texts, 3, fused=[1.0, 0.4, 0.0], narrow=True)
+    assert [hit.index for hit in narrow] == [0, 1, 2]  # 0.4 + 0.5 × 1 does not
+
+
 async def test_dense_reorder_also_weighs_each_candidates_gist() -> None:
     # two passages of signatures alike to the question's embedding; the gist of the second says what is asked
     texts = ["other: signature one", "other: signature two", "other: signature three"]
