@@ -103,9 +103,9 @@ class DocumentationPipeline:
             notes.append(f"The query was {len(query):,} characters; only the first {MAX_QUERY_CHARS:,} were used.")
             query = query[:MAX_QUERY_CHARS]
         library_name = (request.library or "").strip() or None
-        parsed = (
-            ParsedQuery(library_name, topic_of(query, library_name)) if library_name else await self.parser.parse(query)
-        )
+        parsed = await self.parser.parse(query)
+        if library_name:  # the library asked for wins; the APIs a chat model expects still count
+            parsed = ParsedQuery(library_name, topic_of(query, library_name), parsed.apis)
         topic = (request.topic or "").strip() or parsed.topic
         primary = self.source.active() if isinstance(self.source, AutoSource) else self.source
         explicit = library_name is not None

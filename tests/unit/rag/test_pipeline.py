@@ -258,6 +258,23 @@ async def test_the_apis_the_chat_model_expects_are_searched_by_name_and_come_fir
     assert result.passages[0].chunk.title.endswith("`string.capwords(...)`")
 
 
+async def test_with_the_library_given_the_apis_the_chat_model_expects_still_count() -> None:
+    # a model calling the tool names the library; its parse still names the API (the library asked for wins)
+    index = _local_index()
+    local = LocalSource(index=lambda: index, embedder=None)
+    answer = '{"library": "re", "topic": "title case a sentence", "apis": ["string.capwords"]}'
+    pipeline = DocumentationPipeline(
+        source=local,
+        fallback=None,
+        parser=ModelQueryParser(ScriptedModel([reply(answer)])),
+        selector=RuleSelector(),
+        reranker=FusedOrder(),
+    )
+    result = await pipeline.run(DocRequest("title case a sentence", library="string"))
+    assert result.library.id == "/python/string"
+    assert result.passages[0].chunk.title.endswith("`string.capwords(...)`")
+
+
 async def test_a_library_given_explicitly_still_restricts_the_search() -> None:
     result = await _local_pipeline(_local_index()).run(DocRequest("shorten the words of a text", library="string"))
     assert result.passages and all(p.chunk.library == "/python/string" for p in result.passages)
