@@ -37,7 +37,7 @@ from almanac.rag.sources.base import DocSource, DocSourceError, LibraryInfo, Lib
 from almanac.rag.sources.local import EVERYTHING, LocalCorpus, LocalSource
 
 MAX_QUERY_CHARS = 2000
-WIDE_POOL = 10  # searching every library, candidates × this many passages are ranked
+WIDE_POOL = 10  # candidates × this many passages are ranked
 DISTINCTIVE_SHARE = 0.5  # a name is distinctive when at least this share of the chunks using it are its library's
 ORDINARY_HINT = 0.5  # the library bonus kept for an ordinary word
 
@@ -154,7 +154,7 @@ class DocumentationPipeline:
                 name = chosen
         library = await self._library(source, query, name, notes, explicit)
         corpus = await source.corpus(library, topic)
-        searched, hint, weight, pool = corpus, None, 1.0, self.candidates
+        searched, hint, weight = corpus, None, 1.0
         if isinstance(source, LocalSource) and isinstance(corpus, LocalCorpus) and not explicit and name:
             # A library named in the question is a hint, not a filter: every library is searched and the
             # named one's passages count more — less when its name is an ordinary word ("string"); a name
@@ -167,8 +167,9 @@ class DocumentationPipeline:
             # every library is searched: the name's word is part of the topic again ("retry with exponential
             # backoff" named no library `exponential`; "use defaultdict for…" is about `defaultdict`)
             topic = topic_of(query, None)
-        if searched.library.id in (EVERYTHING, STANDARD_LIBRARY):
-            pool = self.candidates * WIDE_POOL  # libraries compete: rank a deeper pool
+        # a deeper pool is ranked: libraries compete, and within one library a long API's many pieces (the 25 of
+        # anthropic's `Messages.create`) would fill the first 30 and leave no other API to choose
+        pool = self.candidates * WIDE_POOL
         words = " ".join([topic or query, *apis])  # the APIs the model expects are searched by name too
         hits = await searched.search(words, pool, question=query)  # the words, and the sentence to embed
         chunks = [searched.chunks[hit.index] for hit in hits]

@@ -280,6 +280,24 @@ async def test_a_library_given_explicitly_still_restricts_the_search() -> None:
     assert result.passages and all(p.chunk.library == "/python/string" for p in result.passages)
 
 
+async def test_one_long_apis_many_pieces_do_not_leave_the_library_asked_for_with_one_api() -> None:
+    # anthropic's `Messages.create` is documented in 25 pieces, each saying "create a message": in the first 30
+    # candidates there was no other API, and the six answers were four pieces of it
+    pieces = [
+        api_passage("/pypi/sdk", "sdk.Messages.create", f"Create a message. Parameter {i}: create a message with it.")
+        for i in range(40)
+    ]
+    others = [
+        api_passage("/pypi/sdk", "sdk.Batches.create", "Create a batch of message requests."),
+        api_passage("/pypi/sdk", "sdk.Messages.count_tokens", "Count the tokens of a message."),
+    ]
+    index = small_index({"/pypi/sdk": "sdk"}, [*pieces, *others])
+    result = await _local_pipeline(index).run(DocRequest("create a message", library="sdk"))
+    shown = [symbol_of(p.chunk) for p in result.passages]
+    assert shown[0] == "sdk.Messages.create"
+    assert {"sdk.Batches.create", "sdk.Messages.count_tokens"} <= set(shown[:3])
+
+
 async def test_the_standard_library_given_as_the_library_is_searched_whole_and_alone() -> None:
     pipeline = _local_pipeline(_local_index())
     for name in ("Python standard library", "stdlib"):
