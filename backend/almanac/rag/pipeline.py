@@ -22,6 +22,7 @@ index is searched, a question waits for a first build still under way (bounded, 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
@@ -106,12 +107,21 @@ class DocumentationPipeline:
         parsed = await self.parser.parse(query)
         if library_name:  # the library asked for wins; the APIs a chat model expects still count
             parsed = ParsedQuery(library_name, topic_of(query, library_name), parsed.apis)
-        topic = (request.topic or "").strip() or parsed.topic
+        given = (request.topic or "").strip()  # the caller's topic: it narrows the search, the question's words stay
         primary = self.source.active() if isinstance(self.source, AutoSource) else self.source
         explicit = library_name is not None
         try:
             return await self._answer(
-                primary, query, parsed.library, topic, notes, request.progress, explicit, parsed.apis, parsed.others
+                primary,
+                query,
+                parsed.library,
+                parsed.topic,
+                notes,
+                request.progress,
+                explicit,
+                parsed.apis,
+                parsed.others,
+                given=given,
             )
         except SourceUnavailable as exc:
             if isinstance(self.source, AutoSource) and primary is not self.source.local:
@@ -125,12 +135,13 @@ class DocumentationPipeline:
                 self.fallback,
                 query,
                 parsed.library,
-                topic,
+                parsed.topic,
                 notes,
                 request.progress,
                 explicit,
                 parsed.apis,
                 parsed.others,
+                given=given,
             )
 
     async def _answer(
@@ -144,6 +155,8 @@ class DocumentationPipeline:
         explicit: bool = False,
         apis: tuple[str, ...] = (),
         others: tuple[str, ...] = (),
+        *,
+        given: str = "",
     ) -> DocResult:
         if isinstance(source, LocalSource):
             await source.ready(progress)
@@ -153,7 +166,7 @@ class DocumentationPipeline:
                 topic = topic_of(query, chosen) if topic == topic_of(query, name) else topic
                 name = chosen
         library = await self._library(source, query, name, notes, explicit)
-        corpus = await source.corpus(library, topic)
+        corpus = await source.corpus(library, given or topic)  # a remote source fetches the caller's topic
         searched, hint, weight = corpus, None, 1.0
         if isinstance(source, LocalSource) and isinstance(corpus, LocalCorpus) and not explicit and name:
             # A library named in the question is a hint, not a filter: every library is searched and the
@@ -163,14 +176,18 @@ class DocumentationPipeline:
             if hint is not None and corpus.index.share(name, hint) < DISTINCTIVE_SHARE:
                 weight = ORDINARY_HINT
             if corpus.library.id != EVERYTHING:
-                searched = await source.corpus(source.everything(), topic)
+                searched = await source.corpus(source.everything(), given or topic)
             # every library is searched: the name's word is part of the topic again ("retry with exponential
             # backoff" named no library `exponential`; "use defaultdict for…" is about `defaultdict`)
             topic = topic_of(query, None)
         # a deeper pool is ranked: libraries compete, and within one library a long API's many pieces (the 25 of
         # anthropic's `Messages.create`) would fill the first 30 and leave no other API to choose
         pool = self.candidates * WIDE_POOL
-        words = " ".join([topic or query, *apis])  # the APIs the model expects are searched by name too
+        # the question's words, with any the caller's topic adds (a short topic alone, "headers", lost "default …
+        # AsyncClient"; its words again would weigh them twice), and the APIs the model expects, by name
+        asked = set(re.findall(r"\w+", query.lower()))
+        added = [word for word in re.findall(r"\w+", given) if word.lower() not in asked]
+        words = " ".join([topic or query, *added, *apis])
         hits = await searched.search(words, pool, question=query)  # the words, and the sentence to embed
         chunks = [searched.chunks[hit.index] for hit in hits]
         config = self.ranking if weight == 1.0 else _scaled(self.ranking, weight)
@@ -212,7 +229,7 @@ class DocumentationPipeline:
         if self.min_score is not None:
             reranked = [hit for hit in reranked if hit.score >= self.min_score]
         passages = [Passage(chunks[hit.index], hit.score) for hit in reranked]
-        return DocResult(corpus.library, source.name, topic, passages, notes)
+        return DocResult(corpus.library, source.name, given or topic, passages, notes)
 
     async def _library(
         self, source: DocSource, query: str, name: str | None, notes: list[str], explicit: bool = False

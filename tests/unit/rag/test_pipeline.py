@@ -275,6 +275,18 @@ async def test_with_the_library_given_the_apis_the_chat_model_expects_still_coun
     assert result.passages[0].chunk.title.endswith("`string.capwords(...)`")
 
 
+async def test_a_short_topic_from_the_caller_does_not_replace_the_questions_words() -> None:
+    # a model calling the tool adds `topic="string"`: searching that word alone found the string module's passages
+    pipeline = _local_pipeline(_local_index())
+    plain = await pipeline.run(DocRequest("split the source at every occurrence of the pattern"))
+    topical = await pipeline.run(DocRequest("split the source at every occurrence of the pattern", topic="string"))
+    assert plain.passages[0].chunk.title.endswith("`re.split(...)`")
+    assert topical.passages[0].chunk.title.endswith("`re.split(...)`")
+    # a word the question lacks is searched too: "bytes" finds what the question alone does not rank first
+    added = await pipeline.run(DocRequest("turn a string into something else", topic="to bytes"))
+    assert added.passages[0].chunk.title.endswith("`textkit.to_bytes(...)`")
+
+
 async def test_a_library_given_explicitly_still_restricts_the_search() -> None:
     result = await _local_pipeline(_local_index()).run(DocRequest("shorten the words of a text", library="string"))
     assert result.passages and all(p.chunk.library == "/python/string" for p in result.passages)
