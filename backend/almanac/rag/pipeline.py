@@ -29,7 +29,7 @@ from dataclasses import dataclass, field, replace
 from almanac.rag.chunking import Chunk
 from almanac.rag.hybrid import index_text
 from almanac.rag.local_search import STANDARD_LIBRARY
-from almanac.rag.query import LIBRARY_ID, ParsedQuery, QueryParser, guess_library, topic_of
+from almanac.rag.query import LIBRARY_ID, ParsedQuery, QueryParser, clean_library, guess_library, topic_of
 from almanac.rag.ranking import RankingConfig, arrange, diversify
 from almanac.rag.rerank import DenseReorder, Reranker
 from almanac.rag.select import LibrarySelector, means_standard_library, normalise_name
@@ -103,7 +103,7 @@ class DocumentationPipeline:
         if len(query) > MAX_QUERY_CHARS:
             notes.append(f"The query was {len(query):,} characters; only the first {MAX_QUERY_CHARS:,} were used.")
             query = query[:MAX_QUERY_CHARS]
-        library_name = (request.library or "").strip() or None
+        library_name = clean_library(request.library or "") or None  # "pydantic's", "fastapi==0.110"
         parsed = await self.parser.parse(query)
         if library_name:  # the library asked for wins; the APIs a chat model expects still count
             parsed = ParsedQuery(library_name, topic_of(query, library_name), parsed.apis)

@@ -69,6 +69,8 @@ _INSTRUCTION = re.compile(
     r"for me|(?:an? )?examples? of)\b",
     re.I,
 )
+# a pip requirement's version part: "fastapi==0.110", "pydantic>=2,<3", "numpy ~= 1.26"
+_REQUIREMENT = re.compile(r"\s*(?:===?|~=|!=|>=?|<=?)\s*[\w.*+!-]+(?:\s*,\s*(?:===?|~=|!=|>=?|<=?)\s*[\w.*+!-]+)*\s*$")
 _COMMON = {
     "python",
     "code",
@@ -157,10 +159,12 @@ def topic_of(query: str, library: str | None) -> str:
 
 
 def clean_library(name: str) -> str:
-    """A library name without a possessive or a trailing "docs"/"library"/…: "SQLAlchemy's docs" → "SQLAlchemy"."""
+    """A library name without a possessive, a trailing "docs"/"library"/… or a pip version requirement:
+    "SQLAlchemy's docs" → "SQLAlchemy", "fastapi==0.110" → "fastapi" (a Context7 ID's `@version` stays)."""
     name = _POSSESSIVE.sub("", name.strip().strip("`'\""))
     name = re.sub(r"^the\s+", "", name, flags=re.I)
     name = re.sub(r"\s+(?:docs|documentation|library|package|module|framework|sdk)$", "", name, flags=re.I)
+    name = _REQUIREMENT.sub("", name) if not name.startswith("/") else name
     return _POSSESSIVE.sub("", name).strip()
 
 

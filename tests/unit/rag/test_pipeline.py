@@ -290,6 +290,10 @@ async def test_a_short_topic_from_the_caller_does_not_replace_the_questions_word
 async def test_a_library_given_explicitly_still_restricts_the_search() -> None:
     result = await _local_pipeline(_local_index()).run(DocRequest("shorten the words of a text", library="string"))
     assert result.passages and all(p.chunk.library == "/python/string" for p in result.passages)
+    # as a model may write it: a possessive, a pip requirement
+    for written in ("textkit's", "textkit==1.0", "textkit>=1"):
+        found = await _local_pipeline(_local_index()).run(DocRequest("shorten the words of a text", library=written))
+        assert found.library.id == "/pypi/textkit" and not found.notes, written
 
 
 async def test_one_long_apis_many_pieces_do_not_leave_the_library_asked_for_with_one_api() -> None:

@@ -127,6 +127,10 @@ def test_clean_library() -> None:
     assert clean_library("SQLAlchemy's docs") == "SQLAlchemy"
     assert clean_library("`httpx`") == "httpx"
     assert clean_library("next.js") == "next.js"
+    # as a model passes it: a pip requirement's version part is no part of the name; a Context7 ID keeps its own
+    assert clean_library("fastapi==0.110") == "fastapi" and clean_library("pydantic>=2,<3") == "pydantic"
+    assert clean_library("numpy ~= 1.26") == "numpy" and clean_library("pydantic's") == "pydantic"
+    assert clean_library("/vercel/next.js@v14.3.0") == "/vercel/next.js@v14.3.0"
 
 
 async def test_rule_parser() -> None:
