@@ -223,10 +223,13 @@ def unresolved_exports(
 def computed_all(tree: ast.Module) -> bool:
     """Whether the module's exports are only known at run time: a module `__getattr__`, a `__all__`
     imported from another module (`collections.abc`), assigned something other than a literal list, or changed
-    anywhere but by a top-level literal (`__all__.extend(...)`, `__all__ += ...` inside an `if`: `os`, `numpy`).
+    anywhere but by a top-level literal (`__all__.extend(...)`, `__all__ += ...` inside an `if`: `os`, `numpy`),
+    or, without a literal `__all__`, everything of a private top-level module imported (`from _decimal import *`:
+    C, no source to read).
     Module-level statements only (those inside `if`/`try`/`with`/`for` included), not function bodies: cheap on
     every module."""
     pending: list[tuple[ast.stmt, bool]] = [(node, True) for node in tree.body]
+    accelerated = False
     while pending:
         node, top_level = pending.pop()
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
@@ -245,6 +248,13 @@ def computed_all(tree: ast.Module) -> bool:
                 return True
         if isinstance(node, ast.ImportFrom) and any(alias.name == "__all__" for alias in node.names):
             return True  # `from _collections_abc import __all__` (`collections.abc`): another module's list
+        if (
+            isinstance(node, ast.ImportFrom)
+            and node.level == 0
+            and (node.module or "").startswith("_")
+            and any(alias.name == "*" for alias in node.names)
+        ):
+            accelerated = True  # `from _decimal import *` (`decimal`): everything a C accelerator module defines
         call = node.value if isinstance(node, ast.Expr) else None
         if (
             isinstance(call, ast.Call)
@@ -259,4 +269,4 @@ def computed_all(tree: ast.Module) -> bool:
                     pending.extend((inner, False) for inner in child.body)
                 elif isinstance(child, ast.stmt):
                     pending.append((child, False))
-    return False
+    return accelerated and literal_all(tree) is None  # with a literal `__all__`, that list names the exports

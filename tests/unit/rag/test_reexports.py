@@ -153,3 +153,8 @@ def test_a_list_of_exports_imported_from_another_module_is_known_only_at_run_tim
     imported = ast.parse("from _collections_abc import *\nfrom _collections_abc import __all__\n")
     assert computed_all(imported)
     assert not computed_all(ast.parse("from _impl import *\n__all__ = ['Mapping']\n"))
+    # `decimal`: everything of its C accelerator, and no list — only importing it shows the names
+    assert computed_all(
+        ast.parse("try:\n    from _decimal import *\nexcept ImportError:\n    from _pydecimal import *\n")
+    )
+    assert not computed_all(ast.parse("from ._impl import *\n"))  # a module of its own package: read with ast
