@@ -110,9 +110,10 @@ class DocumentationPipeline:
         given = (request.topic or "").strip()  # the caller's topic: it narrows the search, the question's words stay
         primary = self.source.active() if isinstance(self.source, AutoSource) else self.source
         explicit = library_name is not None
-        try:
+
+        async def answer(source: DocSource) -> DocResult:
             return await self._answer(
-                primary,
+                source,
                 query,
                 parsed.library,
                 parsed.topic,
@@ -123,6 +124,9 @@ class DocumentationPipeline:
                 parsed.others,
                 given=given,
             )
+
+        try:
+            return await answer(primary)
         except SourceUnavailable as exc:
             if isinstance(self.source, AutoSource) and primary is not self.source.local:
                 self.source.failed(exc)
@@ -131,18 +135,7 @@ class DocumentationPipeline:
             notes.append(
                 f"{primary.name} was unavailable ({exc}) — these passages come from the local documentation instead."
             )
-            return await self._answer(
-                self.fallback,
-                query,
-                parsed.library,
-                parsed.topic,
-                notes,
-                request.progress,
-                explicit,
-                parsed.apis,
-                parsed.others,
-                given=given,
-            )
+            return await answer(self.fallback)
 
     async def _answer(
         self,

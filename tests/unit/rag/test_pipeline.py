@@ -17,7 +17,7 @@ from almanac.rag.hybrid import index_text
 from almanac.rag.local_docs import Library
 from almanac.rag.local_search import LocalIndex
 from almanac.rag.pipeline import DocRequest, DocumentationPipeline
-from almanac.rag.query import ModelQueryParser, RuleQueryParser
+from almanac.rag.query import ModelQueryParser, QueryParser, RuleQueryParser
 from almanac.rag.ranking import symbol_of
 from almanac.rag.rerank import DenseReorder, FusedOrder
 from almanac.rag.retriever import Hit
@@ -179,10 +179,18 @@ def _local_index() -> LocalIndex:
     return small_index({"/python/string": "string", "/python/re": "re", "/pypi/textkit": "textkit"}, chunks)
 
 
-def _local_pipeline(index: LocalIndex) -> DocumentationPipeline:
+def _local_pipeline(
+    index: LocalIndex, *, parser: QueryParser | None = None, local_reorder: DenseReorder | None = None
+) -> DocumentationPipeline:
+    """The pipeline over a local index: rule parsing (or `parser`), no reranker, no reorder (or `local_reorder`)."""
     local = LocalSource(index=lambda: index, embedder=None)
     return DocumentationPipeline(
-        source=local, fallback=None, parser=RuleQueryParser(local.names), selector=RuleSelector(), reranker=FusedOrder()
+        source=local,
+        fallback=None,
+        parser=parser or RuleQueryParser(local.names),
+        selector=RuleSelector(),
+        reranker=FusedOrder(),
+        local_reorder=local_reorder,
     )
 
 
@@ -244,32 +252,16 @@ async def test_a_name_that_is_no_library_stays_in_the_searched_words() -> None:
 
 async def test_the_apis_the_chat_model_expects_are_searched_by_name_and_come_first() -> None:
     # No word of the question is in `string.capwords`'s passage; the model knows the API.
-    index = _local_index()
-    local = LocalSource(index=lambda: index, embedder=None)
     answer = '{"library": null, "topic": "title case a sentence", "apis": ["string.capwords"]}'
-    pipeline = DocumentationPipeline(
-        source=local,
-        fallback=None,
-        parser=ModelQueryParser(ScriptedModel([reply(answer)])),
-        selector=RuleSelector(),
-        reranker=FusedOrder(),
-    )
+    pipeline = _local_pipeline(_local_index(), parser=ModelQueryParser(ScriptedModel([reply(answer)])))
     result = await pipeline.run(DocRequest("title case a sentence"))
     assert result.passages[0].chunk.title.endswith("`string.capwords(...)`")
 
 
 async def test_with_the_library_given_the_apis_the_chat_model_expects_still_count() -> None:
     # a model calling the tool names the library; its parse still names the API (the library asked for wins)
-    index = _local_index()
-    local = LocalSource(index=lambda: index, embedder=None)
     answer = '{"library": "re", "topic": "title case a sentence", "apis": ["string.capwords"]}'
-    pipeline = DocumentationPipeline(
-        source=local,
-        fallback=None,
-        parser=ModelQueryParser(ScriptedModel([reply(answer)])),
-        selector=RuleSelector(),
-        reranker=FusedOrder(),
-    )
+    pipeline = _local_pipeline(_local_index(), parser=ModelQueryParser(ScriptedModel([reply(answer)])))
     result = await pipeline.run(DocRequest("title case a sentence", library="string"))
     assert result.library.id == "/python/string"
     assert result.passages[0].chunk.title.endswith("`string.capwords(...)`")
@@ -414,17 +406,8 @@ class RecordingReorder(DenseReorder):
 
 
 async def test_the_reorder_is_narrow_only_within_a_library_the_caller_asked_for() -> None:
-    index = _templates_index()
-    local = LocalSource(index=lambda: index, embedder=None)
     reorder = RecordingReorder()
-    pipe = DocumentationPipeline(
-        source=local,
-        fallback=None,
-        parser=RuleQueryParser(local.names),
-        selector=RuleSelector(),
-        reranker=FusedOrder(),
-        local_reorder=reorder,
-    )
+    pipe = _local_pipeline(_templates_index(), local_reorder=reorder)
     await pipe.run(DocRequest("fill the fields of a string with dollar signs", library="string"))
     await pipe.run(DocRequest("fill the fields of a format string in python's string module"))  # a hint only
     await pipe.run(DocRequest("fill the fields of a format string"))
