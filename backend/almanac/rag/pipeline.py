@@ -29,6 +29,7 @@ from dataclasses import dataclass, field, replace
 from almanac.rag.chunking import Chunk
 from almanac.rag.hybrid import index_text
 from almanac.rag.local_search import STANDARD_LIBRARY
+from almanac.rag.priority import library_name
 from almanac.rag.query import LIBRARY_ID, ParsedQuery, QueryParser, clean_library, guess_library, topic_of
 from almanac.rag.ranking import RankingConfig, arrange, diversify
 from almanac.rag.rerank import DenseReorder, Reranker
@@ -180,6 +181,11 @@ class DocumentationPipeline:
         # AsyncClient"; its words again would weigh them twice), and the APIs the model expects, by name
         asked = set(re.findall(r"\w+", query.lower()))
         added = [word for word in re.findall(r"\w+", given) if word.lower() not in asked]
+        # a library named in two words ("json schema" for `jsonschema`) is searched by its one-word name too,
+        # which its passages' module paths have (its parts alone match any library's JSON-schema passages)
+        joined = library_name(hint) if hint is not None else ""
+        if joined and "-" not in joined and joined not in asked:
+            added.append(joined)
         words = " ".join([topic or query, *added, *apis])
         hits = await searched.search(words, pool, question=query)  # the words, and the sentence to embed
         chunks = [searched.chunks[hit.index] for hit in hits]
@@ -201,6 +207,7 @@ class DocumentationPipeline:
             rarity=rarity,
             focus=focus,
             mentions=mentions,
+            distinctive=weight == 1.0,
         )
         chunks = [chunks[c.index] for c in order]
         ordered = [c.score for c in order]

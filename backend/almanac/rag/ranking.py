@@ -209,15 +209,20 @@ def arrange(
     rarity: Callable[[str], float] | None = None,
     focus: str | None = None,
     mentions: Callable[[str], float] | None = None,
+    distinctive: bool = False,
 ) -> list[Candidate]:
     """The candidates (`chunks` with their fused `scores`, best first) in their final order, at most
     `limit`; `hint` is the library ID whose passages gain `library_bonus`, `usage` how widely code uses an
     API, 0–1, `expected` the APIs the chat model named, `rarity` how telling each (stemmed) question word is
     in an API's name, 0–1, `focus` the library the question is about and `mentions` how central an API is in
-    its library's documentation, 0–1 (see the module docstring)."""
+    its library's documentation, 0–1, and `distinctive` whether the hint's name is a word only that library's
+    passages use (see the module docstring)."""
     if not chunks:
         return []
     terms = question_terms(question)
+    # a distinctive library's name names that library: in another library's API name (`from_tiktoken_encoder`
+    # for "count tokens with tiktoken") it is a reference to it, not the API asked for
+    elsewhere = terms - set(name_stems(library_name(hint))) if hint is not None and distinctive else terms
     # the library asked about, however written ("a JSON string" asks about `json`), is no API name written as code
     written = code_names(question) - {library_name(hint).replace("-", "")} if hint else code_names(question)
     several = len({chunk.library for chunk in chunks}) > 1
@@ -229,11 +234,12 @@ def arrange(
         symbol = symbol_of(chunk)
         if symbol and not chunk.title.rsplit(" > ", 1)[-1].startswith("Module "):  # a module is no API name
             *owners, name = symbol.split(".")
-            value += config.symbol_bonus * name_match(name, terms, rarity)
+            words = terms if hint is None or within(chunk.library, hint) else elsewhere
+            value += config.symbol_bonus * name_match(name, words, rarity)
             if name.lower() in written:
                 value += config.code_bonus
             if owners and owners[-1][:1].isupper():
-                value += config.owner_bonus * name_match(owners[-1], terms, rarity)
+                value += config.owner_bonus * name_match(owners[-1], words, rarity)
             if is_private(symbol):
                 value -= config.private_penalty
             used = usage(symbol) if usage is not None else 0.0

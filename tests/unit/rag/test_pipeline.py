@@ -16,7 +16,7 @@ from almanac.rag.format import citations, to_markdown
 from almanac.rag.hybrid import index_text
 from almanac.rag.local_docs import Library
 from almanac.rag.local_search import LocalIndex
-from almanac.rag.pipeline import DocRequest, DocumentationPipeline
+from almanac.rag.pipeline import WIDE_POOL, DocRequest, DocumentationPipeline
 from almanac.rag.query import ModelQueryParser, QueryParser, RuleQueryParser
 from almanac.rag.ranking import symbol_of
 from almanac.rag.rerank import DenseReorder, FusedOrder
@@ -248,6 +248,22 @@ async def test_a_name_that_is_no_library_stays_in_the_searched_words() -> None:
     result = await _local_pipeline(_local_index()).run(DocRequest("how do I cut text to a width using shorten"))
     assert result.library.id == EVERYTHING and "shorten" in result.topic
     assert result.passages[0].chunk.title.endswith("`textkit.shorten(...)`")
+
+
+async def test_a_library_named_in_two_words_is_searched_by_its_one_word_name_too() -> None:
+    # "json schema" names `jsonschema`; another package's hundreds of JSON-schema passages share all three words
+    # and would fill the candidates: only the library's own name (in its passages' module paths) finds its own
+    theirs = [
+        api_passage("/pypi/models", f"models.schemas.ModelSchema.part_{i}", "Validate data: a JSON schema.")
+        for i in range(400)
+    ]
+    mine = api_passage("/pypi/jsonschema", "jsonschema.validators.validate", "Validate an instance by a schema.")
+    index = small_index({"/pypi/models": "models", "/pypi/jsonschema": "jsonschema"}, [*theirs, mine])
+    pipeline = _local_pipeline(index)
+    assert len(theirs) > pipeline.candidates * WIDE_POOL  # more than the candidates ranked
+    result = await pipeline.run(DocRequest("validate a json schema"))
+    assert result.library.id == "/pypi/jsonschema"
+    assert result.passages[0].chunk.title.endswith("`jsonschema.validators.validate(...)`")
 
 
 async def test_the_apis_the_chat_model_expects_are_searched_by_name_and_come_first() -> None:

@@ -203,6 +203,18 @@ def test_a_hinted_library_gains_but_does_not_exclude_the_others() -> None:
     assert order("x", [tie[1], dotted], [1.0, 1.0], hint="/pypi/jaraco")[0] == "regex.b"
 
 
+def test_a_distinctive_library_name_in_another_librarys_api_name_is_no_match_for_the_api_asked() -> None:
+    # "count tokens with tokkit": `from_tokkit_encoder` of another package only refers to the library asked about
+    theirs = api("splitters.TextSplitter.from_tokkit_encoder", "Build a splitter counting tokens.", "/pypi/splitters")
+    mine = api("tokkit.encoding_for_model", "Return the encoding used by a model.", "/pypi/tokkit")
+    question = "count tokens for a model with tokkit"
+    config = RankingConfig(library_bonus=0.0, usage_bonus=0.0)
+    both, scores = [theirs, mine], [1.0, 0.9]
+    assert order(question, both, scores, hint="/pypi/tokkit", distinctive=True, config=config)[0] == mine.id
+    # an ordinary word naming a library ("copy a file", `copy`) still names the APIs that do it elsewhere
+    assert order(question, both, scores, hint="/pypi/tokkit", config=config)[0] == theirs.id
+
+
 def test_with_several_libraries_the_ones_people_use_come_first() -> None:
     vendored = api("vendored.tasks.gather_all", "Gather results.", library="/pypi/vendored-internals")
     stdlib = api("asyncio.tasks.gather_all", "Gather results.", library="/python/asyncio")
