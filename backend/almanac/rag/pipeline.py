@@ -7,7 +7,8 @@
 3. fetch and chunk the documentation for the topic (`sources/`, `chunking.py`);
 4. hybrid search: BM25 and vectors concurrently, fused (`hybrid.py`, `fusion.py`); locally, a library
    named in the question (rather than given as `library`) is a hint, not a filter: every library is
-   searched and the named one's passages count more (less when its name is an ordinary word);
+   searched and the named one's passages count more (less when its name is an ordinary word), and a
+   name the question writes in two words ("json schema") is searched by the library's one-word name too;
 5. order the candidates (`ranking.py`: the exact symbol first, the APIs installed code uses most
    (`popularity.py`, local index only) and, in the library asked about, those its own documentation calls
    most (`mentions.py`), public before private, no near-copies),

@@ -13,7 +13,9 @@ Each candidate's fused score is scaled to the candidates' range (0–1) and adju
   `json.loads`: with an underscore, a digit or an inner capital, or dotted; `code_names`) gains `code_bonus`: the
   exact name, where the exact-symbol bonus matches stems (`model_validator` and `model_validate` alike);
 - **a library hint** — passages of the library the question names gain `library_bonus` when the search
-  ran over every library (a name that is an ordinary word is a hint, never a filter);
+  ran over every library (a name that is an ordinary word is a hint, never a filter); a distinctive library
+  name is no word of another library's API name (`from_tiktoken_encoder` for "count tokens with tiktoken" refers
+  to the library asked about, it is not the API asked for);
 - **the libraries people use** — with several libraries searched, passages of the everyday standard
   library and the most-used packages (`priority.MOST_ASKED`) gain `popular_bonus`, other standard-library
   modules `stdlib_bonus`: an unnamed library is far more often `re` or `httpx` than a vendored internal;
