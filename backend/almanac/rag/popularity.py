@@ -5,7 +5,9 @@ A question such as "delete a directory and everything inside it" shares words wi
 code everywhere calls. While the index reads each module's source (`local_docs.module_api`),
 `usage` lists the qualified names the module's code uses — `json.loads` for `import json;
 json.loads(…)`, `urllib.parse.urlparse` for `from urllib.parse import urlparse`, `datetime.datetime.now`
-for `from datetime import datetime; datetime.now()` — and `Popularity` counts, for each API, how many modules use it.
+for `from datetime import datetime; datetime.now()`, and the builtins it calls by name (`sorted`, `isinstance`, as
+`builtins.sorted`: the builtins are APIs too, and none of them is imported) — and `Popularity` counts, for each API,
+how many modules use it.
 
 An API is looked up by its package and its last name (`asyncio.tasks.gather`, where it is defined, is
 `asyncio.gather` where it is used), with its class for a method: the same key either way. Calls on
@@ -25,6 +27,7 @@ from __future__ import annotations
 
 import ast
 import bisect
+import builtins
 import json
 import math
 import re
@@ -38,6 +41,16 @@ WORDS = 12  # characteristic words kept per API (`characteristic`)
 SATURATION = 30  # modules using an API for the full score (chosen on the dev half of bench/doc_questions.jsonl)
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _PART = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
+_BARE_CALL = re.compile(r"(?<![\w.])([A-Za-z_]\w*)\s*\(")
+# the builtin functions and classes code calls by their bare names (`sorted`, `isinstance`, `open`; not the
+# exceptions, which code raises and catches rather than uses)
+BUILTIN_FUNCTIONS = frozenset(
+    name
+    for name, value in vars(builtins).items()
+    if callable(value)
+    and not name.startswith("_")
+    and not (isinstance(value, type) and issubclass(value, BaseException))
+)
 
 
 def usage(tree: ast.Module, source: str) -> tuple[frozenset[str], dict[str, frozenset[str]]]:
@@ -68,6 +81,7 @@ def usage(tree: ast.Module, source: str) -> tuple[frozenset[str], dict[str, froz
                     used.add(f"{node.module}.{alias.name}")
         elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
             functions.append(node)  # outer before inner: an inner function's lines are its own
+    used |= builtin_uses(source, bound)
     if not bound:
         return frozenset(used), {}
     uses = re.compile(r"(?<![\w.])(?:" + "|".join(map(re.escape, bound)) + r")\b[\w.]*")
@@ -102,6 +116,18 @@ def usage(tree: ast.Module, source: str) -> tuple[frozenset[str], dict[str, froz
         for k in keys:
             found.setdefault(k, set()).update(words)
     return frozenset(used), {k: frozenset(words) for k, words in found.items()}
+
+
+def builtin_uses(source: str, bound: Mapping[str, str]) -> set[str]:
+    """The builtins a module's code calls by their bare names, as `builtins.sorted` (a name the module binds
+    by an import is not the builtin). Calls of the builtin types' methods are not counted: without types,
+    `.copy()` or `.get()` could be any class's, and counting them for `list.copy` or `dict.get` put those first
+    for "make a deep copy" and "return the keys of the most common"."""
+    return {
+        f"builtins.{name}"
+        for match in _BARE_CALL.finditer(source)
+        if (name := match.group(1)) in BUILTIN_FUNCTIONS and name not in bound
+    }
 
 
 def _resolve(dotted: str, bound: Mapping[str, str]) -> str | None:
@@ -160,7 +186,7 @@ class Popularity:
 
     def score(self, symbol: str) -> float:
         """0–1: how widely the API `symbol` documents is used (0 for a name no indexed code uses)."""
-        k = key(symbol)
+        k = key(symbol) or (f"builtins.{symbol}" if symbol in BUILTIN_FUNCTIONS else None)
         used = self.modules.get(k, 0) if k else 0
         return min(1.0, math.log1p(used) / math.log1p(SATURATION))
 

@@ -47,6 +47,26 @@ def test_imports_inside_functions_count_and_relative_imports_and_locals_do_not()
     assert not any(name.startswith(("sibling", "helpers", "run", "shutil_like")) for name in used)
 
 
+def test_the_builtins_a_module_calls_count_and_a_name_it_imports_is_no_builtin() -> None:
+    used = refs(
+        """
+        from shlex import split as open
+
+        def f(text, table):
+            words = sorted(text.split(","))
+            print(table.keys(), isinstance(words, list))
+            return open(text)
+        """
+    )
+    assert {"builtins.sorted", "builtins.print", "builtins.isinstance"} <= used
+    assert "builtins.list" not in used  # `list` passed as a type is no call
+    assert "builtins.open" not in used and "shlex.split" in used  # `open` is the name the module imported
+    assert not {"str.split", "dict.keys"} & used  # a method on an object of unknown type is not counted
+    popularity = Popularity.count([used, frozenset({"builtins.sorted"})])
+    assert popularity.score("sorted") > popularity.score("isinstance") > 0  # a builtin is documented by its bare name
+    assert popularity.score("open") == 0.0
+
+
 def test_an_api_counts_once_per_module_under_its_package_and_last_name() -> None:
     popularity = Popularity.count(
         [frozenset({"asyncio.gather", "asyncio.sleep"}), frozenset({"asyncio.gather"}), frozenset({"json.loads"})]
