@@ -10,12 +10,14 @@ Helpers are marked internal in their headings (`module_api`), so chunks know wha
 from __future__ import annotations
 
 import ast
+import importlib.machinery
 import importlib.metadata as metadata
 import importlib.util
 import logging
 import os
 import re
 import sys
+import sysconfig
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from email.message import Message
@@ -227,10 +229,7 @@ def stdlib_documents(names: Iterable[str] | None = None) -> Iterator[tuple[Libra
     for name in sorted(sys.stdlib_module_names):
         if name.startswith("_") or name in STDLIB_SKIP or (wanted is not None and name not in wanted):
             continue
-        try:
-            spec = importlib.util.find_spec(name)
-        except (ImportError, ValueError):
-            continue
+        spec = stdlib_spec(name)
         if spec is None or not spec.origin:
             continue
         public = STDLIB_ALIASES.get(name, name)
@@ -258,6 +257,24 @@ def stdlib_documents(names: Iterable[str] | None = None) -> Iterator[tuple[Libra
         if documents:
             library = Library(f"/python/{public}", public, _summary(documents[0].text), "stdlib", version, url)
             yield library, documents
+
+
+def stdlib_spec(name: str) -> importlib.machinery.ModuleSpec | None:
+    """Where the standard-library module `name` is: built in, frozen, or a file in the interpreter's own library
+    directories — never a file of the same name that the working directory or a path entry puts first (a project's
+    `trace.py` or `secrets.py` would be documented, and shown to users, as the standard library's)."""
+    try:
+        spec = importlib.util.find_spec(name)
+    except (ImportError, ValueError):
+        return None
+    if spec is None or not spec.has_location or not spec.origin:
+        return spec  # built in or frozen: the interpreter's own
+    stdlib = [sysconfig.get_path("stdlib"), sysconfig.get_path("platstdlib")]
+    folders = [*dict.fromkeys(stdlib), os.path.join(sysconfig.get_path("platstdlib"), "lib-dynload")]
+    origin = Path(spec.origin).resolve()
+    if any(origin.is_relative_to(Path(folder).resolve()) for folder in folders):
+        return spec
+    return importlib.machinery.PathFinder.find_spec(name, folders)
 
 
 def _summary(text: str) -> str:

@@ -5,6 +5,8 @@ import sys
 from collections.abc import Iterable
 from pathlib import Path
 
+import pytest
+
 from almanac.rag.local_docs import (
     Document,
     Library,
@@ -117,6 +119,19 @@ def test_the_standard_library_is_indexed_per_module() -> None:
     assert "/python/test" not in libraries and "/python/encodings" not in libraries
     asyncio_docs = "\n".join(d.text for d in libraries["/python/asyncio"])
     assert "class `asyncio.taskgroups.TaskGroup" in asyncio_docs
+
+
+def test_a_file_named_like_a_standard_library_module_is_not_documented_as_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # a project's own `colorsys.py` first on the path (the working directory of a service started from it)
+    monkeypatch.delitem(sys.modules, "colorsys", raising=False)  # an imported module would be found as imported
+    (tmp_path / "colorsys.py").write_text('def project_secret():\n    """Our own code."""\n')
+    monkeypatch.syspath_prepend(str(tmp_path))
+    [(library, documents)] = list(stdlib_documents(["colorsys"]))
+    text = "\n".join(d.text for d in documents)
+    assert library.id == "/python/colorsys"
+    assert "colorsys.rgb_to_hsv(" in text and "project_secret" not in text
 
 
 def test_names_are_normalised_like_pypi() -> None:
