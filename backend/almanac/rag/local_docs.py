@@ -27,7 +27,15 @@ from typing import cast
 from almanac.rag.chunking import INTERNAL_MARK, Format, open_fence, without_headings
 from almanac.rag.introspect import DEFAULT_TIMEOUT_S, Entry, Request, introspect
 from almanac.rag.popularity import usage
-from almanac.rag.reexports import Definition, SourceOf, computed_all, literal_all, reexports, unresolved_exports
+from almanac.rag.reexports import (
+    Definition,
+    SourceOf,
+    computed_all,
+    definitions,
+    literal_all,
+    reexports,
+    unresolved_exports,
+)
 
 log = logging.getLogger(__name__)
 DOC_SUFFIXES = {".md": "markdown", ".markdown": "markdown", ".rst": "rst", ".txt": "text"}
@@ -421,8 +429,8 @@ def module_api(source: str, module: str, *, is_package: bool = False, source_of:
     exported = None if computed_all(tree) else literal_all(tree)  # a computed __all__ marks nothing internal
     helpers = _instantiated_by_other_classes(tree) if exported is None else set()
     documented: set[str] = set()
-    for node in tree.body:
-        if isinstance(node, ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef) and not node.name.startswith("_"):
+    for node in definitions(tree.body):
+        if not node.name.startswith("_"):
             found = True
             documented.add(node.name)
             internal = node.name in helpers or (exported is not None and node.name not in exported)
@@ -478,7 +486,7 @@ def _class_markdown(
     docstring = ast.get_docstring(node)
     if docstring:
         parts.append(_fenced(docstring))
-    for item in node.body:
+    for item in definitions(node.body):
         if isinstance(item, ast.FunctionDef | ast.AsyncFunctionDef) and (
             not item.name.startswith("_") or item.name == "__init__"
         ):

@@ -16,12 +16,42 @@ or function defined at the top level. Everything is read with `ast`; nothing is 
 from __future__ import annotations
 
 import ast
-from collections.abc import Callable, Iterator
+import copy
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
 Definition = ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef
 SourceOf = Callable[[str], tuple[str, bool] | None]  # dotted module name → (its source, whether a package)
 MAX_HOPS = 4
+
+
+def definitions(body: Sequence[ast.stmt]) -> list[Definition]:
+    """The classes and functions a module or class body defines, each name once, in the order of first
+    definition. A name defined again — the `@overload` stubs before their implementation, a property's setter
+    after its getter — is one API: its first definition that is no overload stub (the implementation, the
+    getter; the first stub when there is nothing else), given the first docstring any of them has when it has
+    none (the SDKs write an overloaded method's documentation on its stubs: anthropic's `Messages.create`)."""
+    named: dict[str, list[Definition]] = {}
+    for node in body:
+        if isinstance(node, Definition):
+            named.setdefault(node.name, []).append(node)
+    chosen: list[Definition] = []
+    for nodes in named.values():
+        node = next((n for n in nodes if not is_overload(n)), nodes[0])
+        docstring = next((d for n in nodes if (d := ast.get_docstring(n, clean=False))), None)
+        if docstring and not ast.get_docstring(node, clean=False):
+            node = copy.copy(node)  # the tree's own node stays as parsed
+            node.body = [ast.Expr(ast.Constant(docstring)), *node.body]
+        chosen.append(node)
+    return chosen
+
+
+def is_overload(node: Definition) -> bool:
+    """Whether a definition is a `typing.overload` stub (`@overload`, `@typing.overload`, `@t.overload`)."""
+    return any(
+        (isinstance(d, ast.Name) and d.id == "overload") or (isinstance(d, ast.Attribute) and d.attr == "overload")
+        for d in node.decorator_list
+    )
 
 
 @dataclass(frozen=True)
@@ -83,8 +113,8 @@ class _Parsed:
         if parsed is None:
             return None
         tree, is_package = parsed
-        for node in tree.body:
-            if isinstance(node, Definition) and node.name == name:
+        for node in definitions(tree.body):
+            if node.name == name:
                 return node, module
         if hops == 0:
             return None

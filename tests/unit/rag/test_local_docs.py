@@ -169,6 +169,29 @@ def test_a_markdown_heading_in_a_docstring_stays_in_its_apis_section() -> None:
     assert any("**Example**" in chunk.text and "# not a heading" in chunk.text for chunk in chunks)
 
 
+def test_an_overloaded_or_redefined_name_is_one_api_with_the_documentation_its_stubs_carry() -> None:
+    source = (
+        "from typing import overload\n"
+        "class Messages:\n"
+        "    @overload\n    def create(self, *, stream: Literal[False]) -> Message:\n"
+        '        """Send a list of messages and get the next one."""\n'
+        "    @overload\n    def create(self, *, stream: Literal[True]) -> Stream:\n"
+        '        """Send a list of messages and get the next one."""\n'
+        "    def create(self, *, stream: bool = False) -> Message | Stream: ...\n"
+        '    @property\n    def model(self) -> str:\n        """The model asked."""\n'
+        "    @model.setter\n    def model(self, value: str) -> None: ...\n"
+        "@overload\ndef load(s: str) -> dict: ...\n"
+        'def load(s):\n    """Load a document."""\n'
+    )
+    text = module_markdown(source, "sdk")
+    # one section each: the implementation's signature, the stubs' documentation
+    assert text.count("Messages.create(") == 1
+    expected = "### `sdk.Messages.create(self, *, stream: bool=False) -> Message | Stream`\n\nSend a list of messages"
+    assert expected in text
+    assert text.count("Messages.model(") == 1 and "### `sdk.Messages.model(self) -> str`\n\nThe model asked." in text
+    assert text.count("sdk.load(") == 1 and "## `sdk.load(s)`\n\nLoad a document." in text
+
+
 def test_helpers_left_out_of_all_are_marked_internal() -> None:
     text = module_markdown('__all__ = ["Client"]\nclass Client:\n    pass\nclass Pool:\n    pass\n', "m")
     assert "## class `m.Client`\n" in text + "\n"
