@@ -38,7 +38,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import numpy.typing as npt
@@ -111,6 +111,18 @@ def lead(chunk: Chunk) -> str:
     return ""
 
 
+def leads_of(chunks: Sequence[Chunk]) -> list[str]:
+    """Each chunk's `lead`. A heading too long to share its passage with the docstring under it (a signature
+    of twenty keyword arguments, as SDK methods have, split off by the chunker) takes its lead from the passage
+    that continues its section, where the heading closes and the docstring begins."""
+    firsts = [lead(chunk) for chunk in chunks]
+    for row, chunk in enumerate(chunks[:-1]):
+        after = chunks[row + 1]
+        if not firsts[row] and chunk.text.lstrip().startswith("#") and after.title == chunk.title:
+            firsts[row] = lead(replace(chunk, text=f"{chunk.text}\n{after.text}"))
+    return firsts
+
+
 _NOT_PROSE = ("#", "!!!", ":", "|", ">>>", "[", "..", "```", "<")
 
 
@@ -141,7 +153,7 @@ class FieldIndex:
         modules: dict[str, int] = {}
         summaries: dict[str, str] = {}
         owner = np.full(len(chunks), -1, dtype=np.int64)
-        firsts = [lead(chunk) for chunk in chunks]
+        firsts = leads_of(chunks)
         leads = [f"{name_text(chunk)} {first}".strip() for chunk, first in zip(chunks, firsts, strict=True)]
         for row, chunk in enumerate(chunks):
             module = module_of(chunk)

@@ -233,3 +233,19 @@ def test_a_gist_says_in_one_line_what_an_api_is_for() -> None:
     assert fields.gist(page) == "Module `shutil`: Utility functions for copying files."
     same = FieldIndex([described], reference={"shutil.rmtree": "Delete a tree. In the reference too."})
     assert same.gist(described) == "shutil.rmtree: Delete a tree."
+
+
+def test_a_heading_split_off_from_its_docstring_takes_its_lead_and_gist_from_the_passage_continuing_it() -> None:
+    # an SDK method's signature of many keyword arguments fills a passage of its own; the chunker continues
+    # the section (same title) with the signature's end, then the docstring
+    title = "Module `sdk` > class `sdk.Messages` > `sdk.Messages.create(...)`"
+    heading = Chunk("h", "### `sdk.Messages.create(self, *, max_tokens: int, model: str,", title, None, LIBRARY, 0, 9)
+    rest = Chunk("r", "model: str, stream: bool) -> Message`\n\nSend a list of messages.", title, None, LIBRARY, 1, 9)
+    other = Chunk("o", "Unrelated prose of the next section.", "Module `sdk` > `sdk.other()`", None, LIBRARY, 2, 9)
+    fields = FieldIndex([heading, rest, other])
+    assert fields.gist(heading) == "sdk.Messages.create: Send a list of messages."
+    assert fields.gist(rest) == fields.gist(heading)
+    # the next passage of another section lends nothing, even where it would close the heading
+    lone = Chunk("l", "## `sdk.other(x,", "Module `sdk` > `sdk.other(...)`", None, LIBRARY, 0, 9)
+    closing = Chunk("c", "y)`\n\nAnother API's prose.", "Module `sdk` > `sdk.third(...)`", None, LIBRARY, 0, 9)
+    assert FieldIndex([lone, closing]).gist(lone) == "sdk.other:"
