@@ -84,8 +84,10 @@ def first_hit(symbols: Sequence[str], expected: Sequence[str]) -> int | None:
     return None
 
 
-async def local_index(data: Path, embeddings: bool) -> tuple[LocalIndex, Embedder | None]:
-    """The product's local index for this interpreter, built (or reused) in `data`/index.db."""
+async def local_index(data: Path, embeddings: bool, *, reuse: bool = False) -> tuple[LocalIndex, Embedder | None]:
+    """The product's local index for this interpreter, built (or reused) in `data`/index.db: rebuilt when what it
+    is built from or how (the index version) changed, which takes collecting the documents (a minute); with
+    `reuse`, any index stored there is taken as it is."""
     await asyncio.to_thread(data.mkdir, parents=True, exist_ok=True)
     url = f"sqlite+aiosqlite:///{data / 'index.db'}"
     await upgrade_async(url)
@@ -97,8 +99,8 @@ async def local_index(data: Path, embeddings: bool) -> tuple[LocalIndex, Embedde
         if stage != "embedding chunks" or done % 4096 < 256 or done == total:
             print(f"  index: {stage} {done:,}/{total:,} ({time.monotonic() - started:.0f} s)", file=sys.stderr)
 
-    current = await load_local_index(database)
-    if current is None or embeddings:
+    current = await load_local_index(database) if reuse and not embeddings else None
+    if current is None:
         # skipped when the stored index has the same inputs and model; a BM25 run reuses a hybrid index
         inputs = IndexInputs(python_docs=reference_dir())  # as the service's default PYTHON_DOCS_DIR=auto
         await build_local_index(database, inputs, embedder, progress=progress, store_lexical=True)
@@ -207,6 +209,11 @@ async def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--questions", type=Path, default=QUESTIONS, help="the questions (JSON lines)")
     parser.add_argument("--no-libraries", action="store_true", help="leave out the per-library lines")
     parser.add_argument(
+        "--reuse-index",
+        action="store_true",
+        help="take the index stored in --data as it is, without checking that this code would build the same",
+    )
+    parser.add_argument(
         "--library",
         action="store_true",
         help="pass each question's library as the tool's `library` argument, as a chat model calling it does",
@@ -224,7 +231,8 @@ async def main(argv: Sequence[str] | None = None) -> None:
     if args.only:
         questions = [q for q in questions if args.only.lower() in q.question.lower()]
     phases = list(PHASES) if args.phase == "all" else [args.phase]
-    index, embedder = await local_index(args.data, embeddings=any(PHASES[phase][1] for phase in phases))
+    embeds = any(PHASES[phase][1] for phase in phases)
+    index, embedder = await local_index(args.data, embeddings=embeds, reuse=args.reuse_index)
     if embedder is None and "reorder" in phases:  # the vectors of the candidates only: each question embeds its own 30
         url = f"sqlite+aiosqlite:///{args.data / 'index.db'}"
         embedder = CachedEmbedder(MiniLMEmbedder(), Database(url))
