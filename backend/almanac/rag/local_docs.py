@@ -428,13 +428,14 @@ def module_api(source: str, module: str, *, is_package: bool = False, source_of:
     found = bool(docstring)
     exported = None if computed_all(tree) else literal_all(tree)  # a computed __all__ marks nothing internal
     helpers = _instantiated_by_other_classes(tree) if exported is None else set()
+    classes = {node.name: node for node in tree.body if isinstance(node, ast.ClassDef)}
     documented: set[str] = set()
     for node in definitions(tree.body):
         if not node.name.startswith("_"):
             found = True
             documented.add(node.name)
             internal = node.name in helpers or (exported is not None and node.name not in exported)
-            parts.append(_definition_markdown(node, module, internal=internal))
+            parts.append(_definition_markdown(node, module, internal=internal, classes=classes))
     reexported = reexports(tree, module, is_package=is_package, source_of=source_of) if source_of else []
     for item in reexported:
         found = True
@@ -463,11 +464,18 @@ def _instantiated_by_other_classes(tree: ast.Module) -> set[str]:
 
 
 def _definition_markdown(
-    node: Definition, module: str, *, name: str | None = None, origin: str | None = None, internal: bool = False
+    node: Definition,
+    module: str,
+    *,
+    name: str | None = None,
+    origin: str | None = None,
+    internal: bool = False,
+    classes: Mapping[str, ast.ClassDef] | None = None,
 ) -> str:
-    """A class or function of `module` (named `name` there, defined in `origin` when that differs)."""
+    """A class or function of `module` (named `name` there, defined in `origin` when that differs; `classes`:
+    the classes of the module defining it, by name)."""
     if isinstance(node, ast.ClassDef):
-        return _class_markdown(node, module, name=name, origin=origin, internal=internal)
+        return _class_markdown(node, module, name=name, origin=origin, internal=internal, classes=classes)
     text = _function_markdown(node, module, level=2, name=name, internal=internal)
     if origin:
         heading, _, rest = text.partition("\n\n")
@@ -476,7 +484,13 @@ def _definition_markdown(
 
 
 def _class_markdown(
-    node: ast.ClassDef, module: str, *, name: str | None = None, origin: str | None = None, internal: bool = False
+    node: ast.ClassDef,
+    module: str,
+    *,
+    name: str | None = None,
+    origin: str | None = None,
+    internal: bool = False,
+    classes: Mapping[str, ast.ClassDef] | None = None,
 ) -> str:
     bases = ", ".join(ast.unparse(base) for base in node.bases)
     name = name or node.name
@@ -490,8 +504,34 @@ def _class_markdown(
         if isinstance(item, ast.FunctionDef | ast.AsyncFunctionDef) and (
             not item.name.startswith("_") or item.name == "__init__"
         ):
-            parts.append(_function_markdown(item, f"{module}.{name}", level=3))
+            text = _function_markdown(item, f"{module}.{name}", level=3)
+            if "\n" not in text and classes and (found := inherited(node, item.name, classes)) is not None:
+                base, docstring = found
+                source = f"`{module}.{base}.{item.name}`"
+                text += f"\n\n{_fenced(docstring)}\n\n(The documentation of {source}, which it overrides.)"
+            parts.append(text)
     return "\n\n".join(parts)
+
+
+def inherited(node: ast.ClassDef, method: str, classes: Mapping[str, ast.ClassDef]) -> tuple[str, str] | None:
+    """The documentation an undocumented method inherits, as `inspect.getdoc` finds it: (the base class, its
+    docstring) of the nearest base class in the same module (`classes`) that documents a method of that name
+    (Click's `Group.invoke` overrides the documented `Command.invoke`); None when none does."""
+    seen: set[str] = {node.name}
+    queue = [base.id for base in node.bases if isinstance(base, ast.Name)]
+    while queue:
+        name = queue.pop(0)
+        if name in seen or name not in classes:
+            continue
+        seen.add(name)
+        base = classes[name]
+        for item in definitions(base.body):
+            if item.name == method and isinstance(item, ast.FunctionDef | ast.AsyncFunctionDef):
+                docstring = ast.get_docstring(item)
+                if docstring:
+                    return name, docstring
+        queue += [b.id for b in base.bases if isinstance(b, ast.Name)]
+    return None
 
 
 def _function_markdown(

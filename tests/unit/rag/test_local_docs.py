@@ -243,3 +243,23 @@ def _collected(found: Iterable[tuple[Library, list[Document]]]) -> tuple[list[Li
         libraries.append(library)
         documents.extend(docs)
     return libraries, documents
+
+
+def test_an_undocumented_method_has_the_documentation_of_the_base_class_method_it_overrides() -> None:
+    source = (
+        "class Command:\n"
+        "    def invoke(self, ctx):\n        '''Run the callback with the context.'''\n"
+        "class MultiCommand(Command):\n    pass\n"
+        "class Group(MultiCommand, Mixin):\n"
+        "    def invoke(self, ctx): ...\n"
+        "    def resolve(self, ctx): ...\n"
+        "    def close(self):\n        '''Close the group.'''\n"
+    )
+    text = module_markdown(source, "cli")
+    # through a base that does not override it, as `inspect.getdoc` finds it, with where it comes from
+    assert (
+        "### `cli.Group.invoke(self, ctx)`\n\nRun the callback with the context.\n\n"
+        "(The documentation of `cli.Command.invoke`, which it overrides.)"
+    ) in text
+    assert "### `cli.Group.resolve(self, ctx)`\n\n###" in text  # nothing to inherit
+    assert "### `cli.Group.close(self)`\n\nClose the group." in text and text.count("which it overrides") == 1
