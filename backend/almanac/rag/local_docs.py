@@ -18,7 +18,7 @@ import os
 import re
 import sys
 import sysconfig
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from email.message import Message
 from pathlib import Path
@@ -500,7 +500,9 @@ def _class_markdown(
     docstring = ast.get_docstring(node)
     if docstring:
         parts.append(_fenced(docstring))
+    own = set()
     for item in definitions(node.body):
+        own.add(item.name)
         if isinstance(item, ast.FunctionDef | ast.AsyncFunctionDef) and (
             not item.name.startswith("_") or item.name == "__init__"
         ):
@@ -510,13 +512,41 @@ def _class_markdown(
                 source = f"`{module}.{base}.{item.name}`"
                 text += f"\n\n{_fenced(docstring)}\n\n(The documentation of {source}, which it overrides.)"
             parts.append(text)
+    for base, item in from_private_bases(node, classes or {}, own):
+        text = _function_markdown(item, f"{module}.{name}", level=3)
+        parts.append(f"{text}\n\n(Inherited from `{module}.{base}`.)")
     return "\n\n".join(parts)
 
 
-def inherited(node: ast.ClassDef, method: str, classes: Mapping[str, ast.ClassDef]) -> tuple[str, str] | None:
-    """The documentation an undocumented method inherits, as `inspect.getdoc` finds it: (the base class, its
-    docstring) of the nearest base class in the same module (`classes`) that documents a method of that name
-    (Click's `Group.invoke` overrides the documented `Command.invoke`); None when none does."""
+def from_private_bases(
+    node: ast.ClassDef, classes: Mapping[str, ast.ClassDef], own: set[str]
+) -> list[tuple[str, ast.FunctionDef | ast.AsyncFunctionDef]]:
+    """The public methods a class inherits from private base classes of its module (`classes`), with the base
+    defining each: no one reads a `_Base`'s documentation, so its methods are the class's own to its users
+    (`argparse.ArgumentParser.add_argument` is defined on `argparse._ActionsContainer`). A method the class or
+    a nearer base defines (`own` holds the class's names) is not inherited; a public base's methods are
+    documented under it."""
+    seen = set(own)
+    found: list[tuple[str, ast.FunctionDef | ast.AsyncFunctionDef]] = []
+    for base in _bases(node, classes, through=lambda name: name.startswith("_")):
+        names = definitions(base.body)
+        if base.name.startswith("_"):
+            found += [
+                (base.name, item)
+                for item in names
+                if isinstance(item, ast.FunctionDef | ast.AsyncFunctionDef)
+                and not item.name.startswith("_")
+                and item.name not in seen
+            ]
+        seen.update(item.name for item in names)
+    return found
+
+
+def _bases(
+    node: ast.ClassDef, classes: Mapping[str, ast.ClassDef], *, through: Callable[[str], bool] = lambda name: True
+) -> Iterator[ast.ClassDef]:
+    """A class's base classes defined in its module (`classes`), nearest first (breadth first, each once); the
+    bases of a base are followed only when `through` accepts its name."""
     seen: set[str] = {node.name}
     queue = [base.id for base in node.bases if isinstance(base, ast.Name)]
     while queue:
@@ -525,12 +555,21 @@ def inherited(node: ast.ClassDef, method: str, classes: Mapping[str, ast.ClassDe
             continue
         seen.add(name)
         base = classes[name]
+        yield base
+        if through(name):
+            queue += [b.id for b in base.bases if isinstance(b, ast.Name)]
+
+
+def inherited(node: ast.ClassDef, method: str, classes: Mapping[str, ast.ClassDef]) -> tuple[str, str] | None:
+    """The documentation an undocumented method inherits, as `inspect.getdoc` finds it: (the base class, its
+    docstring) of the nearest base class in the same module (`classes`) that documents a method of that name
+    (Click's `Group.invoke` overrides the documented `Command.invoke`); None when none does."""
+    for base in _bases(node, classes):
         for item in definitions(base.body):
             if item.name == method and isinstance(item, ast.FunctionDef | ast.AsyncFunctionDef):
                 docstring = ast.get_docstring(item)
                 if docstring:
-                    return name, docstring
-        queue += [b.id for b in base.bases if isinstance(b, ast.Name)]
+                    return base.name, docstring
     return None
 
 

@@ -263,3 +263,25 @@ def test_an_undocumented_method_has_the_documentation_of_the_base_class_method_i
     ) in text
     assert "### `cli.Group.resolve(self, ctx)`\n\n###" in text  # nothing to inherit
     assert "### `cli.Group.close(self)`\n\nClose the group." in text and text.count("which it overrides") == 1
+
+
+def test_a_public_class_documents_the_methods_it_inherits_from_private_bases_of_its_module() -> None:
+    source = (
+        "class _Container:\n"
+        "    def add_argument(self, *args):\n        '''Add an argument.'''\n"
+        "    def set_defaults(self, **kwargs): ...\n"
+        "    def _registry(self): ...\n"
+        "class _Holder(_Container):\n"
+        "    def parse(self):\n        '''Parse, the holder's way.'''\n"
+        "class Formatter:\n"
+        "    def parse(self):\n        '''Parse, the formatter's way.'''\n"
+        "    def width(self): ...\n"
+        "class Parser(Formatter, _Holder):\n"
+        "    def set_defaults(self, **kwargs):\n        '''Set the defaults.'''\n"
+    )
+    text = module_markdown(source, "cli")
+    assert "### `cli.Parser.add_argument(self, *args)`\n\nAdd an argument.\n\n(Inherited from `cli._Container`.)" in text
+    assert text.count("set_defaults(") == 1  # the class's own
+    # a public base's methods are documented under it, and win over a farther private base's
+    assert "cli.Parser.parse" not in text and "cli.Parser.width" not in text
+    assert "_registry" not in text
