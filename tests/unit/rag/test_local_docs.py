@@ -280,7 +280,9 @@ def test_a_public_class_documents_the_methods_it_inherits_from_private_bases_of_
         "    def set_defaults(self, **kwargs):\n        '''Set the defaults.'''\n"
     )
     text = module_markdown(source, "cli")
-    assert "### `cli.Parser.add_argument(self, *args)`\n\nAdd an argument.\n\n(Inherited from `cli._Container`.)" in text
+    assert (
+        "### `cli.Parser.add_argument(self, *args)`\n\nAdd an argument.\n\n(Inherited from `cli._Container`.)" in text
+    )
     assert text.count("set_defaults(") == 1  # the class's own
     # a public base's methods are documented under it, and win over a farther private base's
     assert "cli.Parser.parse" not in text and "cli.Parser.width" not in text
