@@ -170,7 +170,7 @@ class Settings(BaseSettings):
         "(0: the model's scores alone).",
     )
     rag_top_k: int = Field(6, ge=1, le=30, description="Passages returned after reranking.")
-    rag_candidates: int = Field(30, ge=1, le=200, description="Fused candidates handed to the reranker.")
+    rag_candidates: int = Field(40, ge=1, le=200, description="Fused candidates handed to the reranker.")
     rag_min_score: float | None = Field(
         None,
         ge=0,

@@ -54,7 +54,7 @@ class DocConfig:
     rerank_passage_chars: int = 600
     rerank_fused_weight: float = FUSED_WEIGHT
     top_k: int = 6
-    candidates: int = 30
+    candidates: int = 40
     min_score: float | None = None
     fusion: Literal["gated", "zscore", "rrf"] = "gated"
     rrf_k: float = 60.0

@@ -12,7 +12,7 @@
 5. order the candidates (`ranking.py`: the exact symbol first, the APIs installed code uses most
    (`popularity.py`, local index only) and, in the library asked about, those its own documentation calls
    most (`mentions.py`), public before private, no near-copies),
-   top 30; rerank to the best few, then apply any relevance threshold (`rerank.py`);
+   top 40; rerank to the best few, then apply any relevance threshold (`rerank.py`);
 6. the result, formatted by `format.py`.
 
 When the primary source is unreachable the local source answers, and the result says so. With
@@ -40,7 +40,8 @@ from almanac.rag.sources.base import DocSource, DocSourceError, LibraryInfo, Lib
 from almanac.rag.sources.local import EVERYTHING, LocalCorpus, LocalSource
 
 MAX_QUERY_CHARS = 2000
-WIDE_POOL = 10  # candidates × this many passages are ranked
+# at least this many passages are ranked (a deeper pool, 400 for 40 candidates, let more noise in: measured)
+RANKED_POOL = 300
 DISTINCTIVE_SHARE = 0.5  # a name is distinctive when at least this share of the chunks using it are its library's
 ORDINARY_HINT = 0.5  # the library bonus kept for an ordinary word
 
@@ -79,7 +80,7 @@ class DocumentationPipeline:
         reranker: Reranker,
         local_reorder: DenseReorder | None = None,
         top_k: int = 6,
-        candidates: int = 30,
+        candidates: int = 40,
         min_score: float | None = None,
         ranking: RankingConfig | None = None,
     ) -> None:
@@ -176,8 +177,8 @@ class DocumentationPipeline:
             # backoff" named no library `exponential`; "use defaultdict for…" is about `defaultdict`)
             topic = topic_of(query, None)
         # a deeper pool is ranked: libraries compete, and within one library a long API's many pieces (the 25 of
-        # anthropic's `Messages.create`) would fill the first 30 and leave no other API to choose
-        pool = self.candidates * WIDE_POOL
+        # anthropic's `Messages.create`) would fill the first 40 and leave no other API to choose
+        pool = max(RANKED_POOL, self.candidates)
         # the question's words, with any the caller's topic adds (a short topic alone, "headers", lost "default …
         # AsyncClient"; its words again would weigh them twice), and the APIs the model expects, by name
         asked = set(re.findall(r"\w+", query.lower()))

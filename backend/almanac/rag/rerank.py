@@ -1,4 +1,4 @@
-"""Step 5 of the pipeline: rerank the fused candidates (top 30) down to the best few.
+"""Step 5 of the pipeline: rerank the fused candidates (top 40) down to the best few.
 
 - `VoyageReranker`: Voyage AI `rerank-2.5` (when VOYAGE_API_KEY is set);
 - `ModelReranker`: the chat model scores the candidates in one call, bounded in tokens (at most

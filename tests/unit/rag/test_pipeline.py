@@ -16,7 +16,7 @@ from almanac.rag.format import citations, to_markdown
 from almanac.rag.hybrid import index_text
 from almanac.rag.local_docs import Library
 from almanac.rag.local_search import LocalIndex
-from almanac.rag.pipeline import WIDE_POOL, DocRequest, DocumentationPipeline
+from almanac.rag.pipeline import RANKED_POOL, DocRequest, DocumentationPipeline
 from almanac.rag.query import ModelQueryParser, QueryParser, RuleQueryParser
 from almanac.rag.ranking import symbol_of
 from almanac.rag.rerank import DenseReorder, FusedOrder
@@ -260,7 +260,7 @@ async def test_a_library_named_in_two_words_is_searched_by_its_one_word_name_too
     mine = api_passage("/pypi/jsonschema", "jsonschema.validators.validate", "Validate an instance by a schema.")
     index = small_index({"/pypi/models": "models", "/pypi/jsonschema": "jsonschema"}, [*theirs, mine])
     pipeline = _local_pipeline(index)
-    assert len(theirs) > pipeline.candidates * WIDE_POOL  # more than the candidates ranked
+    assert len(theirs) > RANKED_POOL  # more than the passages ranked
     result = await pipeline.run(DocRequest("validate a json schema"))
     assert result.library.id == "/pypi/jsonschema"
     assert result.passages[0].chunk.title.endswith("`jsonschema.validators.validate(...)`")
