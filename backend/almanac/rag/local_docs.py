@@ -581,12 +581,27 @@ def _function_markdown(
     name: str | None = None,
     internal: bool = False,
 ) -> str:
-    prefix = "async " if isinstance(node, ast.AsyncFunctionDef) else ""
-    returns = f" -> {ast.unparse(node.returns)}" if node.returns else ""
-    signature = f"{prefix}{owner}.{name or node.name}({ast.unparse(node.args)}){returns}"
     docstring = ast.get_docstring(node)
-    heading = f"{'#' * level} `{signature}`" + (f" {INTERNAL_MARK}" if internal else "")
+    if is_property(node):  # read as an attribute: `path.suffix`, never `path.suffix()`
+        kind = f": {ast.unparse(node.returns)}" if node.returns else ""
+        heading = f"{'#' * level} property `{owner}.{name or node.name}{kind}`"
+    else:
+        prefix = "async " if isinstance(node, ast.AsyncFunctionDef) else ""
+        returns = f" -> {ast.unparse(node.returns)}" if node.returns else ""
+        heading = f"{'#' * level} `{prefix}{owner}.{name or node.name}({ast.unparse(node.args)}){returns}`"
+    heading += f" {INTERNAL_MARK}" if internal else ""
     return f"{heading}\n\n{_fenced(docstring)}" if docstring else heading
+
+
+def is_property(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """Whether a method is read as an attribute: decorated `@property` or `@cached_property` (`functools.`'s
+    or a package's own)."""
+    names = {
+        d.id if isinstance(d, ast.Name) else d.attr
+        for d in node.decorator_list
+        if isinstance(d, ast.Name | ast.Attribute)
+    }
+    return bool(names & {"property", "cached_property"})
 
 
 def _fenced(docstring: str) -> str:

@@ -188,7 +188,7 @@ def test_an_overloaded_or_redefined_name_is_one_api_with_the_documentation_its_s
     assert text.count("Messages.create(") == 1
     expected = "### `sdk.Messages.create(self, *, stream: bool=False) -> Message | Stream`\n\nSend a list of messages"
     assert expected in text
-    assert text.count("Messages.model(") == 1 and "### `sdk.Messages.model(self) -> str`\n\nThe model asked." in text
+    assert text.count("Messages.model") == 1 and "### property `sdk.Messages.model: str`\n\nThe model asked." in text
     assert text.count("sdk.load(") == 1 and "## `sdk.load(s)`\n\nLoad a document." in text
 
 
@@ -287,3 +287,23 @@ def test_a_public_class_documents_the_methods_it_inherits_from_private_bases_of_
     # a public base's methods are documented under it, and win over a farther private base's
     assert "cli.Parser.parse" not in text and "cli.Parser.width" not in text
     assert "_registry" not in text
+
+
+def test_a_property_is_documented_as_an_attribute_not_a_call() -> None:
+    from almanac.rag.chunking import chunk_document
+    from almanac.rag.ranking import symbol_of
+
+    source = (
+        "import functools\n"
+        "class PurePath:\n"
+        '    @property\n    def suffix(self) -> str:\n        """The file extension of the final component."""\n'
+        '    @functools.cached_property\n    def parts(self):\n        """The components."""\n'
+        '    def with_suffix(self, suffix: str) -> \'PurePath\':\n        """Another suffix."""\n'
+    )
+    text = module_markdown(source, "paths")
+    # `path.suffix`, never `path.suffix()`: a model writing code from the passage must not call it
+    assert "### property `paths.PurePath.suffix: str`\n\nThe file extension" in text
+    assert "### property `paths.PurePath.parts`\n\nThe components." in text
+    assert "### `paths.PurePath.with_suffix(self, suffix: str) -> 'PurePath'`" in text
+    symbols = {symbol_of(chunk) for chunk in chunk_document(text, fmt="markdown")}
+    assert {"paths.PurePath.suffix", "paths.PurePath.parts", "paths.PurePath.with_suffix"} <= symbols
