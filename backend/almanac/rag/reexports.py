@@ -27,10 +27,11 @@ MAX_HOPS = 4
 
 def definitions(body: Sequence[ast.stmt]) -> list[Definition]:
     """The classes and functions a module or class body defines, each name once, in the order of first
-    definition. A name defined again — the `@overload` stubs before their implementation, a property's setter
-    after its getter — is one API: its first definition that is no overload stub (the implementation, the
-    getter; the first stub when there is nothing else), given the first docstring any of them has when it has
-    none (the SDKs write an overloaded method's documentation on its stubs: anthropic's `Messages.create`)."""
+    definition. A name defined again — the `@overload` declarations before their implementation, a property's
+    setter after its getter — is one API: its first definition that is no `@overload` declaration (the
+    implementation, the getter; the first declaration when there is nothing else), given the first docstring any
+    of them has when it has none (the SDKs write an overloaded method's documentation on its `@overload`
+    declarations: anthropic's `Messages.create`)."""
     named: dict[str, list[Definition]] = {}
     for node in body:
         if isinstance(node, Definition):
@@ -47,7 +48,7 @@ def definitions(body: Sequence[ast.stmt]) -> list[Definition]:
 
 
 def is_overload(node: Definition) -> bool:
-    """Whether a definition is a `typing.overload` stub (`@overload`, `@typing.overload`, `@t.overload`)."""
+    """Whether a definition is a `typing.overload` declaration (`@overload`, `@typing.overload`, `@t.overload`)."""
     return any(
         (isinstance(d, ast.Name) and d.id == "overload") or (isinstance(d, ast.Attribute) and d.attr == "overload")
         for d in node.decorator_list

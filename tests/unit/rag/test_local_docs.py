@@ -169,7 +169,7 @@ def test_a_markdown_heading_in_a_docstring_stays_in_its_apis_section() -> None:
     assert any("**Example**" in chunk.text and "# not a heading" in chunk.text for chunk in chunks)
 
 
-def test_an_overloaded_or_redefined_name_is_one_api_with_the_documentation_its_stubs_carry() -> None:
+def test_an_overloaded_or_redefined_name_is_one_api_with_the_documentation_its_declarations_carry() -> None:
     source = (
         "from typing import overload\n"
         "class Messages:\n"
@@ -184,7 +184,7 @@ def test_an_overloaded_or_redefined_name_is_one_api_with_the_documentation_its_s
         'def load(s):\n    """Load a document."""\n'
     )
     text = module_markdown(source, "sdk")
-    # one section each: the implementation's signature, the stubs' documentation
+    # one section each: the implementation's signature, the @overload declarations' documentation
     assert text.count("Messages.create(") == 1
     expected = "### `sdk.Messages.create(self, *, stream: bool=False) -> Message | Stream`\n\nSend a list of messages"
     assert expected in text
