@@ -130,7 +130,9 @@ class KnowingParser:
         return replace(parsed, apis=(draw.choice(wrong),))
 
 
-def pipeline_for(index: LocalIndex, embedder: Embedder | None, *, local_dense: str = "both") -> DocumentationPipeline:
+def pipeline_for(
+    index: LocalIndex, embedder: Embedder | None, *, local_dense: str = "both", synonyms: bool = True
+) -> DocumentationPipeline:
     """The tool's pipeline as `build_documentation` wires it without a language model or reranker key, for a
     LOCAL_DENSE mode: `both` (the default: hybrid search where the index has vectors, then the question's
     embedding reorders the candidates), `reorder` (lexical search, then the reorder) or `fuse` (hybrid search
@@ -144,6 +146,7 @@ def pipeline_for(index: LocalIndex, embedder: Embedder | None, *, local_dense: s
         selector=RuleSelector(),
         reranker=FusedOrder(),
         local_reorder=DenseReorder(embedder) if embedder is not None and local_dense != "fuse" else None,
+        synonyms=synonyms,
     )
 
 
@@ -214,6 +217,11 @@ async def main(argv: Sequence[str] | None = None) -> None:
         help="take the index stored in --data as it is, without checking that this code would build the same",
     )
     parser.add_argument(
+        "--no-synonyms",
+        action="store_true",
+        help="search the question's words alone, without the documentation's words for them (RAG_SYNONYMS=false)",
+    )
+    parser.add_argument(
         "--library",
         action="store_true",
         help="pass each question's library as the tool's `library` argument, as a chat model calling it does",
@@ -239,7 +247,9 @@ async def main(argv: Sequence[str] | None = None) -> None:
     print(f"{len(questions)} questions, index of {len(index.chunks):,} chunks from {len(index.libraries)} libraries")
     for phase in phases:
         mode, _ = PHASES[phase]
-        pipeline = pipeline_for(index, embedder if mode else None, local_dense=mode or "fuse")
+        pipeline = pipeline_for(
+            index, embedder if mode else None, local_dense=mode or "fuse", synonyms=not args.no_synonyms
+        )
         ranks = await evaluate(pipeline, questions, misses=args.misses, library=args.library)
         report(phase, questions, ranks, per_library=not args.no_libraries)
         rules = pipeline.parser

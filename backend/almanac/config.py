@@ -171,6 +171,11 @@ class Settings(BaseSettings):
     )
     rag_top_k: int = Field(6, ge=1, le=30, description="Passages returned after reranking.")
     rag_candidates: int = Field(40, ge=1, le=200, description="Fused candidates handed to the reranker.")
+    rag_synonyms: bool = Field(
+        True,
+        description="Search the documentation's words for a question's words too (\"parse\" → deserialize, loads; "
+        '"extension" → suffix): a table of everyday programming vocabulary (rag/synonyms.py).',
+    )
     rag_min_score: float | None = Field(
         None,
         ge=0,

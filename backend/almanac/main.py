@@ -411,6 +411,7 @@ def doc_config(settings: Settings) -> DocConfig:
         rerank_fused_weight=settings.rerank_fused_weight,
         top_k=settings.rag_top_k,
         candidates=settings.rag_candidates,
+        synonyms=settings.rag_synonyms,
         min_score=settings.rag_min_score,
         fusion=settings.fusion,
         rrf_k=settings.rrf_k,

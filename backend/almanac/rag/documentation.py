@@ -55,6 +55,7 @@ class DocConfig:
     rerank_fused_weight: float = FUSED_WEIGHT
     top_k: int = 6
     candidates: int = 40
+    synonyms: bool = True  # the documentation's words for the question's are searched too (`synonyms.py`)
     min_score: float | None = None
     fusion: Literal["gated", "zscore", "rrf"] = "gated"
     rrf_k: float = 60.0
@@ -268,6 +269,7 @@ def build_documentation(
         top_k=config.top_k,
         candidates=config.candidates,
         min_score=config.min_score,
+        synonyms=config.synonyms,
     )
     return Documentation(pipeline, local, state, embedder, source, config)
 

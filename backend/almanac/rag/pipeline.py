@@ -12,7 +12,8 @@
 5. order the candidates (`ranking.py`: the exact symbol first, the APIs installed code uses most
    (`popularity.py`, local index only) and, in the library asked about, those its own documentation calls
    most (`mentions.py`), public before private, no near-copies),
-   top 40; rerank to the best few, then apply any relevance threshold (`rerank.py`);
+   top 40; rerank to the best few, then apply any relevance threshold (`rerank.py`); the words are the
+   question's and the documentation's words for them (`synonyms.py`: "parse" → deserialize, loads);
 6. the result, formatted by `format.py`.
 
 When the primary source is unreachable the local source answers, and the result says so. With
@@ -38,6 +39,7 @@ from almanac.rag.select import LibrarySelector, means_standard_library, normalis
 from almanac.rag.sources.auto import AutoSource
 from almanac.rag.sources.base import DocSource, DocSourceError, LibraryInfo, LibraryNotFound, SourceUnavailable
 from almanac.rag.sources.local import EVERYTHING, LocalCorpus, LocalSource
+from almanac.rag.synonyms import expansion
 
 MAX_QUERY_CHARS = 2000
 # at least this many passages are ranked (a deeper pool, 400 for 40 candidates, let more noise in: measured)
@@ -83,6 +85,7 @@ class DocumentationPipeline:
         candidates: int = 40,
         min_score: float | None = None,
         ranking: RankingConfig | None = None,
+        synonyms: bool = True,
     ) -> None:
         self.source = source
         self.fallback = fallback
@@ -94,6 +97,7 @@ class DocumentationPipeline:
         self.candidates = candidates
         self.min_score = min_score
         self.ranking = ranking or RankingConfig()
+        self.synonyms = synonyms
 
     async def run(self, request: DocRequest) -> DocResult:
         """The best passages for a request; raises `DocSourceError` with a message for the model."""
@@ -188,7 +192,10 @@ class DocumentationPipeline:
         joined = library_name(hint) if hint is not None else ""
         if joined and "-" not in joined and joined not in asked:
             added.append(joined)
-        words = " ".join([topic or query, *added, *apis])
+        # the documentation's words for what the question says in its own ("parse" → deserialize, loads;
+        # "extension" → suffix): searched too, and names made of them count as named by the question
+        extra = expansion(" ".join([topic or query, *added])) if self.synonyms else []
+        words = " ".join([topic or query, *added, *apis, *extra])
         hits = await searched.search(words, pool, question=query)  # the words, and the sentence to embed
         chunks = [searched.chunks[hit.index] for hit in hits]
         config = self.ranking if weight == 1.0 else _scaled(self.ranking, weight)
@@ -210,6 +217,7 @@ class DocumentationPipeline:
             focus=focus,
             mentions=mentions,
             distinctive=weight == 1.0,
+            synonyms=extra,
         )
         chunks = [chunks[c.index] for c in order]
         ordered = [c.score for c in order]

@@ -5,7 +5,8 @@ Each candidate's fused score is scaled to the candidates' range (0–1) and adju
 
 - **the exact symbol first** — a passage documenting an API (not a module page) whose name is a word of the question
   (`gather` in "gather the results of several coroutines"), or two of its words run together (`deepcopy`
-  in "make a deep copy"), gains `symbol_bonus` (in proportion to the share of the name's parts the
+  in "make a deep copy"), or a word the documentation uses for one of the question's (`synonyms.py`: `shuffle`
+  for "randomize", `suffix` for "extension"), gains `symbol_bonus` (in proportion to the share of the name's parts the
   question has: `TemporaryDirectory` → "temporary", "directory"; each word weighed by how rare it is among the
   passages, so that a common word such as "path" or "random" says little for `pathlib.Path` or `random.Random`),
   and a little more when its class is named too (`AsyncClient` for `AsyncClient.stream`);
@@ -212,16 +213,18 @@ def arrange(
     focus: str | None = None,
     mentions: Callable[[str], float] | None = None,
     distinctive: bool = False,
+    synonyms: Sequence[str] = (),
 ) -> list[Candidate]:
     """The candidates (`chunks` with their fused `scores`, best first) in their final order, at most
     `limit`; `hint` is the library ID whose passages gain `library_bonus`, `usage` how widely code uses an
     API, 0–1, `expected` the APIs the chat model named, `rarity` how telling each (stemmed) question word is
     in an API's name, 0–1, `focus` the library the question is about and `mentions` how central an API is in
-    its library's documentation, 0–1, and `distinctive` whether the hint's name is a word only that library's
-    passages use (see the module docstring)."""
+    its library's documentation, 0–1, `distinctive` whether the hint's name is a word only that library's
+    passages use, and `synonyms` the documentation's words for the question's (see the module docstring)."""
     if not chunks:
         return []
-    terms = question_terms(question)
+    # the documentation's words for the question's (`synonyms.expansion`) name an API as the question's own do
+    terms = question_terms(question) | frozenset(stem for word in synonyms for stem in tokenize(word)[:1])
     # a distinctive library's name names that library: in another library's API name (`from_tiktoken_encoder`
     # for "count tokens with tiktoken") it is a reference to it, not the API asked for
     elsewhere = terms - set(name_stems(library_name(hint))) if hint is not None and distinctive else terms

@@ -542,3 +542,49 @@ async def test_a_library_given_explicitly_includes_its_modules_documented_as_lib
     result = await _local_pipeline(index).run(DocRequest("check whether a path exists", library="os"))
     assert [symbol_of(p.chunk) for p in result.passages] == ["os.path.exists"]  # not `osx`'s
     assert index.share("exists", "/python/os") == 0.5  # os.path's passage counts as the library's
+
+
+# --- the documentation's words for the question's (`synonyms.py`) ---------------------------------------------
+
+
+def _worded_index() -> LocalIndex:
+    """APIs documented in their own words, and others that share the words a developer would ask with."""
+    api = api_passage
+    chunks = [
+        api("/python/json", "json.loads", "Deserialize s (a str holding a JSON document) to a Python object."),
+        api("/python/json", "json.dumps", "Serialize obj to a JSON formatted str."),
+        api("/python/random", "random.shuffle", "Shuffle list x in place, and return None."),
+        api("/python/random", "random.choice", "Choose a random element from a non-empty sequence."),
+        api("/pypi/textkit", "textkit.parse_number", "Parse a number out of a string of text."),
+        api("/pypi/textkit", "textkit.JsonText", "A JSON string, kept as the string it came from, into a view."),
+        api("/pypi/textkit", "textkit.items", "The items of a list of text, in their order."),
+    ]
+    titles = {"/python/json": "json", "/python/random": "random", "/pypi/textkit": "textkit"}
+    return small_index(titles, chunks)
+
+
+def _worded_pipeline(index: LocalIndex, *, synonyms: bool) -> DocumentationPipeline:
+    local = LocalSource(index=lambda: index, embedder=None)
+    return DocumentationPipeline(
+        source=local,
+        fallback=None,
+        parser=RuleQueryParser(local.names),
+        selector=RuleSelector(),
+        reranker=FusedOrder(),
+        synonyms=synonyms,
+    )
+
+
+@pytest.mark.parametrize(
+    ("question", "answer"),
+    [("parse a JSON string into a dict", "json.loads"), ("randomize the items of a list", "random.shuffle")],
+)
+async def test_a_question_in_other_words_than_the_documentations_finds_the_api_first(
+    question: str, answer: str
+) -> None:
+    index = _worded_index()
+    result = await _worded_pipeline(index, synonyms=True).run(DocRequest(question))
+    assert symbol_of(result.passages[0].chunk) == answer
+    # the question's own words alone rank another passage first (RAG_SYNONYMS=false)
+    plain = await _worded_pipeline(index, synonyms=False).run(DocRequest(question))
+    assert symbol_of(plain.passages[0].chunk) != answer

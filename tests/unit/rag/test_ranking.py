@@ -69,6 +69,14 @@ def test_the_passage_whose_symbol_the_question_names_comes_first() -> None:
     assert ranked[0] == "toolkit.flatten"
 
 
+def test_an_api_named_by_the_documentations_word_for_a_question_word_counts_as_named() -> None:
+    chunks = [api("toolkit.sample", "Some items of a list."), api("toolkit.shuffle", "Shuffle a list in place.")]
+    assert order("randomize the items of a list", chunks, [1.0, 0.7]) == ["toolkit.sample", "toolkit.shuffle"]
+    # "randomize" is "shuffle" in the documentation's words (`synonyms.expansion`)
+    shuffled = order("randomize the items of a list", chunks, [1.0, 0.7], synonyms=["shuffle"])
+    assert shuffled == ["toolkit.shuffle", "toolkit.sample"]
+
+
 def test_public_apis_come_before_private_helpers_of_the_same_module() -> None:
     private = api("toolkit._pool.PoolHelper.open_connection", "Open a pooled connection.", owner="PoolHelper")
     public = api("toolkit.Connection.open_connection", "Open a connection.", owner="Connection")

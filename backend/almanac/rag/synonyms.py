@@ -1,0 +1,182 @@
+"""The words documentation uses for what a developer asks in other words: query expansion for documentation search.
+
+A developer asks to "parse a JSON string", "randomize a list", "get a file's extension" or "allow cross-origin
+requests"; the documentation says `loads` and "deserialize", `shuffle`, `suffix`, CORS. BM25 matches words, so
+such a question misses the passage that answers it. `expansion` gives, for the words and phrases of a question
+found in `THESAURUS`, the documentation's words the question does not already have; the pipeline searches them
+with the question's own words, and an API named by one of them counts as named by the question
+(`ranking.arrange`).
+
+The table is ours: everyday programming vocabulary, one way only (how questions put it → how reference
+documentation and API names put it), general rather than tied to any one library's question.
+Words are matched as written or plural, not by stem ("settings" is no "set"), phrases word by word in order.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+
+from almanac.rag.bm25 import tokenize
+
+# asked → documented (each key a word or a phrase; values are words as documentation and API names write them)
+THESAURUS: Mapping[str, tuple[str, ...]] = {
+    # data formats and conversions
+    "parse": ("deserialize", "decode", "load", "loads"),
+    "deserialize": ("load", "loads", "decode"),
+    "serialize": ("dump", "dumps", "encode"),
+    "dictionary": ("dict",),
+    "integer": ("int",),
+    "boolean": ("bool",),
+    "array": ("list", "ndarray"),
+    "convert": ("cast",),
+    "pretty print": ("pprint", "indent"),
+    "pretty": ("indent", "pprint"),
+    "binary": ("bytes",),
+    # files and paths
+    "folder": ("directory", "dir"),
+    "extension": ("suffix", "ext"),
+    "filename": ("name", "basename"),
+    "delete": ("remove", "unlink", "rmtree"),
+    "erase": ("remove", "delete"),
+    "rename": ("move", "replace"),
+    "temporary": ("temp", "tmp"),
+    "working directory": ("cwd", "getcwd"),
+    "current directory": ("cwd", "getcwd"),
+    "home directory": ("home", "expanduser"),
+    "absolute path": ("abspath", "resolve"),
+    "relative path": ("relpath", "relative_to"),
+    "file size": ("getsize", "st_size"),
+    "unzip": ("extract", "extractall"),
+    "compress": ("gzip", "zip", "archive", "compression"),
+    "line by line": ("readline", "readlines"),
+    "ini": ("configparser", "config"),
+    "config file": ("configparser", "configuration"),
+    "executable": ("which", "exec"),
+    # text
+    "lowercase": ("lower", "casefold"),
+    "uppercase": ("upper",),
+    "trim": ("strip",),
+    "whitespace": ("strip", "space"),
+    "substitute": ("sub", "replace"),
+    "regular expression": ("re", "pattern"),
+    "wildcard": ("glob", "fnmatch", "pattern"),
+    "concatenate": ("join", "concat", "chain"),
+    "similar": ("close", "similarity", "ratio"),
+    "closest": ("close", "nearest"),
+    "wrap": ("textwrap", "fill"),
+    "indentation": ("indent", "dedent"),
+    # collections
+    "randomize": ("shuffle", "random"),
+    "random order": ("shuffle",),
+    "unique": ("set", "distinct"),
+    "duplicates": ("unique", "set"),
+    "frequency": ("count", "counter"),
+    "occurrences": ("count", "counter"),
+    "flatten": ("chain", "from_iterable"),
+    "merge": ("update", "union", "chain"),
+    "combine": ("chain", "union", "update"),
+    "priority queue": ("heapq", "heap"),
+    "pairs": ("pairwise", "zip"),
+    "record": ("namedtuple", "dataclass"),
+    "named fields": ("namedtuple",),
+    "immutable": ("frozen", "readonly"),
+    "read only": ("frozen", "readonly"),
+    "enumeration": ("enum",),
+    # time
+    "current": ("now", "today"),
+    "epoch": ("timestamp", "unix"),
+    "unix time": ("timestamp",),
+    "days ago": ("timedelta",),
+    "duration": ("timedelta",),
+    "difference between dates": ("timedelta",),
+    "iso": ("isoformat", "fromisoformat"),
+    "timezone": ("tz", "tzinfo", "utc"),
+    "pause": ("sleep",),
+    "delay": ("sleep", "call_later"),
+    "measure": ("timeit", "perf_counter"),
+    "elapsed": ("perf_counter", "monotonic"),
+    "schedule": ("sched", "timer", "call_later"),
+    # processes, concurrency, the system
+    "shell command": ("subprocess", "run", "shell"),
+    "terminal": ("console", "shell"),
+    "exit code": ("returncode", "status"),
+    "kill": ("terminate", "kill", "signal"),
+    "stack trace": ("traceback", "print_exc", "format_exc"),
+    "stacktrace": ("traceback", "print_exc", "format_exc"),
+    "concurrently": ("gather", "concurrent", "parallel"),
+    "parallel": ("concurrent", "pool", "gather"),
+    "limit concurrency": ("semaphore",),
+    "background": ("thread", "task", "daemon"),
+    "mutex": ("lock",),
+    "operating system": ("os", "platform", "system"),
+    "cpu": ("cpu_count", "processor"),
+    "environment variable": ("environ", "getenv"),
+    "env var": ("environ", "getenv"),
+    "memory usage": ("memory_info", "rss", "getsizeof"),
+    # the web
+    "cross origin": ("cors",),
+    "download": ("retrieve", "urlretrieve", "fetch"),
+    "upload": ("files", "post", "multipart"),
+    "host": ("netloc", "hostname"),
+    "query string": ("urlencode", "query", "params"),
+    "url encode": ("quote", "urlencode"),
+    "percent encode": ("quote", "urlencode"),
+    "escape": ("quote", "escape"),
+    "status code": ("status_code", "raise_for_status"),
+    "http error": ("raise_for_status", "httperror", "httpstatuserror"),
+    "server sent events": ("sse", "eventsource"),
+    # checks, errors, tests, tooling
+    "validate": ("validator", "validation"),
+    "traceback": ("exc_info", "exception"),
+    "mock": ("patch", "mock"),
+    "progress bar": ("progress", "tqdm", "progressbar"),
+    "checksum": ("hash", "digest"),
+    "hash": ("digest", "hashlib"),
+    "password": ("secrets", "token", "hash"),
+    "secure random": ("secrets", "token"),
+    "cache": ("lru_cache", "cache", "memoize"),
+    "memoize": ("cache", "lru_cache"),
+    "command line": ("argparse", "argument", "option", "cli"),
+    "flag": ("option", "store_true"),
+    "subcommand": ("subparsers", "subparser", "group"),
+    "signature": ("parameters", "inspect"),
+    "type hint": ("typing", "annotation"),
+    "nullable": ("optional", "none"),
+    "callback": ("callable",),
+    "square root": ("sqrt",),
+    "average": ("mean",),
+    "standard deviation": ("stdev", "std"),
+    "rational": ("fraction",),
+}
+
+
+_WORD = re.compile(r"[a-z0-9]+")
+
+
+def _words(text: str) -> list[str]:
+    """Lower-case words, hyphens and underscores apart ("cross-origin" → cross, origin)."""
+    return _WORD.findall(text.lower())
+
+
+def _same(asked: str, written: str) -> bool:
+    """Whether a question's word is a table word, or its plural ("duplicates" for "duplicate" entries too)."""
+    return written == asked or written in (asked + "s", asked + "es") or asked in (written + "s", written + "es")
+
+
+_ENTRIES = [(_words(asked), documented) for asked, documented in THESAURUS.items()]
+
+
+def expansion(question: str) -> list[str]:
+    """The documentation's words for the words and phrases of `question` in `THESAURUS` (as written, or plural) that
+    the question does not already have (by stem), in the table's order, each once."""
+    words = _words(question)
+    have = set(tokenize(question))
+    found: dict[str, None] = {}
+    for asked, documented in _ENTRIES:
+        width = len(asked)
+        for i in range(len(words) - width + 1):
+            if all(_same(a, w) for a, w in zip(asked, words[i : i + width], strict=True)):
+                found.update((word, None) for word in documented if not set(tokenize(word)) <= have)
+                break
+    return list(found)

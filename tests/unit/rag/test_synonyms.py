@@ -1,0 +1,36 @@
+"""A question's words, and the words documentation uses for them."""
+
+from almanac.rag.synonyms import THESAURUS, expansion
+
+
+def test_a_word_brings_the_documentations_words_for_it() -> None:
+    assert expansion("python randomize items in a list") == ["shuffle"]
+    assert expansion("get the file extension of a path") == ["suffix", "ext"]
+
+
+def test_a_phrase_matches_word_by_word_in_order_across_hyphens_and_plurals() -> None:
+    assert "cors" in expansion("allow cross-origin requests")
+    assert "traceback" in expansion("print the stack traces of all threads")
+    assert "traceback" not in expansion("trace the stack of calls")  # the words, not in order
+
+
+def test_words_match_as_written_not_by_stem() -> None:
+    # "settings", "executes" and "random" share stems with other entries' words ("set", "executable", "randomize")
+    assert expansion("set an expiry time on a key") == []
+    assert expansion("executes a query") == []
+    assert expansion("pick a random element from a list") == []
+
+
+def test_words_the_question_already_has_are_not_added_again() -> None:
+    assert expansion("parse a JSON string") == ["deserialize", "decode", "load", "loads"]
+    assert expansion("parse a JSON string with loads") == ["deserialize", "decode"]  # "load" by its stem too
+
+
+def test_a_question_in_the_documentations_own_words_gains_nothing() -> None:
+    assert expansion("shutil.rmtree a directory tree") == []
+
+
+def test_the_table_goes_one_way_from_asked_words_to_documented_ones() -> None:
+    for asked, documented in THESAURUS.items():
+        assert asked == asked.lower() and documented, asked
+        assert all(word and word == word.strip() for word in documented), asked
