@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 import logging
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -128,6 +128,28 @@ _COMMON = {
 }
 
 
+# What developers call a standard-library module's subject, when a package is named by the same word: "regex" in a
+# question means regular expressions, the `re` module, far more often than the `regex` package that replaces it
+# (which a question names as code, `regex`, or as "the regex module").
+SUBJECTS = {"regex": "re", "regexes": "re", "regexp": "re", "regular expression": "re", "regular expressions": "re"}
+_AS_PACKAGE = re.compile(r"\s*(?:`|library|package|module|pip)\b|`", re.I)
+
+
+def _subject(query: str, words: Sequence[str], at: int) -> tuple[str, int] | None:
+    """The module a question's words starting at `at` name by its subject (`SUBJECTS`), and how many words that
+    took; None when they are no such words or name the package itself ("the regex module", "`regex`")."""
+    for width in (2, 1):
+        phrase = " ".join(words[at : at + width]).lower()
+        if len(words[at : at + width]) == width and phrase in SUBJECTS:
+            last = words[at + width - 1]
+            after = query[query.find(last) + len(last) :] if last in query else ""
+            before = query[: query.find(words[at])] if words[at] in query else ""
+            if _AS_PACKAGE.match(after) or before.endswith("`"):
+                return None
+            return SUBJECTS[phrase], width
+    return None
+
+
 @dataclass(frozen=True)
 class ParsedQuery:
     library: str | None
@@ -190,6 +212,11 @@ def rule_libraries(query: str, known: Iterable[str] = ()) -> list[str]:
     matches: list[str] = []
     at = 0
     while at < len(words):
+        subject = _subject(query, words, at)
+        if subject is not None and normalise_name(subject[0]) in names:
+            matches.append(names[normalise_name(subject[0])])
+            at += subject[1]
+            continue
         pair = normalise_name(" ".join(words[at : at + 2])) if at + 1 < len(words) else ""
         if pair.count("-") == 1 and not {w.lower() for w in words[at : at + 2]} & _COMMON:
             joined = names.get(pair) or names.get(pair.replace("-", ""))

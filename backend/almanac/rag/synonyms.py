@@ -60,6 +60,8 @@ THESAURUS: Mapping[str, tuple[str, ...]] = {
     "whitespace": ("strip", "space"),
     "substitute": ("sub", "replace"),
     "regular expression": ("re", "pattern"),
+    "regex": ("re",),
+    "regexp": ("re",),
     "wildcard": ("glob", "fnmatch", "pattern"),
     "concatenate": ("join", "concat", "chain"),
     "similar": ("close", "similarity", "ratio"),
@@ -74,6 +76,8 @@ THESAURUS: Mapping[str, tuple[str, ...]] = {
     "frequency": ("count", "counter"),
     "occurrences": ("count", "counter"),
     "flatten": ("chain", "from_iterable"),
+    "combination": ("combinations", "product", "permutations"),
+    "cartesian product": ("product",),
     "merge": ("update", "union", "chain"),
     "combine": ("chain", "union", "update"),
     "priority queue": ("heapq", "heap"),
@@ -88,6 +92,9 @@ THESAURUS: Mapping[str, tuple[str, ...]] = {
     "epoch": ("timestamp", "unix"),
     "unix time": ("timestamp",),
     "days ago": ("timedelta",),
+    "yesterday": ("timedelta", "today"),
+    "tomorrow": ("timedelta", "today"),
+    "week number": ("isocalendar", "weekday"),
     "duration": ("timedelta",),
     "difference between dates": ("timedelta",),
     "iso": ("isoformat", "fromisoformat"),
@@ -99,6 +106,13 @@ THESAURUS: Mapping[str, tuple[str, ...]] = {
     "schedule": ("sched", "timer", "call_later"),
     # processes, concurrency, the system
     "shell command": ("subprocess", "run", "shell"),
+    "shell script": ("subprocess", "run", "call"),
+    "bash": ("subprocess", "shell"),
+    "external program": ("subprocess", "run", "popen"),
+    "background process": ("subprocess", "popen"),
+    "quit": ("exit",),
+    "abort": ("exit", "abort"),
+    "simultaneously": ("thread", "concurrent", "parallel"),
     "terminal": ("console", "shell"),
     "exit code": ("returncode", "status"),
     "kill": ("terminate", "kill", "signal"),
@@ -121,6 +135,7 @@ THESAURUS: Mapping[str, tuple[str, ...]] = {
     "host": ("netloc", "hostname"),
     "query string": ("urlencode", "query", "params"),
     "url encode": ("quote", "urlencode"),
+    "urlencode": ("quote", "quote_plus"),
     "percent encode": ("quote", "urlencode"),
     "escape": ("quote", "escape"),
     "status code": ("status_code", "raise_for_status"),
@@ -145,6 +160,7 @@ THESAURUS: Mapping[str, tuple[str, ...]] = {
     "nullable": ("optional", "none"),
     "callback": ("callable",),
     "square root": ("sqrt",),
+    "thousands separator": ("format", "grouping", "locale"),
     "average": ("mean",),
     "standard deviation": ("stdev", "std"),
     "rational": ("fraction",),
@@ -160,8 +176,12 @@ def _words(text: str) -> list[str]:
 
 
 def _same(asked: str, written: str) -> bool:
-    """Whether a question's word is a table word, or its plural ("duplicates" for "duplicate" entries too)."""
-    return written == asked or written in (asked + "s", asked + "es") or asked in (written + "s", written + "es")
+    """Whether a question's word is a table word, its plural or a form of the verb ("duplicates" for "duplicate",
+    "encoding" and "encoded" for "encode"; a table's plural for the question's singular too)."""
+    if written == asked or asked in (written + "s", written + "es"):
+        return True
+    stem = asked[:-1] if asked.endswith("e") else asked
+    return written in (asked + "s", asked + "es", asked + "d", asked + "ed", stem + "ing", stem + "ed")
 
 
 _ENTRIES = [(_words(asked), documented) for asked, documented in THESAURUS.items()]

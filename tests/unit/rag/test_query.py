@@ -52,6 +52,15 @@ def test_two_words_making_one_library_name_are_that_library_not_their_parts() ->
     assert rule_libraries("validate json with pydantic", KNOWN) == ["pydantic", "json"]
 
 
+def test_a_word_for_a_standard_modules_subject_names_that_module_not_the_package_of_the_same_name() -> None:
+    known = ["re", "regex", "string"]
+    assert rule_libraries("Python regex - ignore parenthesis", known) == ["re"]
+    assert rule_libraries("match dates with regular expressions", known) == ["re"]
+    # the package itself, named as a package or as code
+    assert rule_libraries("fuzzy matching with the regex module", known) == ["regex"]
+    assert rule_libraries("does `regex` support fuzzy matching", known) == ["regex"]
+
+
 async def test_every_library_a_question_names_is_kept_for_the_pipeline_to_choose() -> None:
     parsed = await RuleQueryParser(lambda: KNOWN).parse("parse a JSON string into a dict")
     assert (parsed.library, parsed.others) == ("string", ("JSON",))  # longest first; the pipeline weighs them

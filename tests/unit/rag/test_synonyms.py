@@ -14,6 +14,12 @@ def test_a_phrase_matches_word_by_word_in_order_across_hyphens_and_plurals() -> 
     assert "traceback" not in expansion("trace the stack of calls")  # the words, not in order
 
 
+def test_a_verbs_forms_and_a_nouns_plural_match_it() -> None:
+    assert expansion("URL encoding of a query") == ["quote", "urlencode"]
+    assert expansion("deleted files come back") == ["remove", "unlink", "rmtree"]
+    assert expansion("get yesterday's date") == ["timedelta", "today"]
+
+
 def test_words_match_as_written_not_by_stem() -> None:
     # "settings", "executes" and "random" share stems with other entries' words ("set", "executable", "randomize")
     assert expansion("set an expiry time on a key") == []
