@@ -29,7 +29,6 @@ THESAURUS: Mapping[str, tuple[str, ...]] = {
     "integer": ("int",),
     "boolean": ("bool",),
     "array": ("list", "ndarray"),
-    "convert": ("cast",),
     "pretty print": ("pprint", "indent"),
     "pretty": ("indent", "pprint"),
     "binary": ("bytes",),
