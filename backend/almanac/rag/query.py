@@ -1,14 +1,13 @@
 """Step 1 of the pipeline: which library a documentation request is about, and on what topic.
 
-The chat model does it with a small structured prompt (JSON answer, parsed leniently), and names the
-APIs it expects to answer the request (`shutil.which` for "find the full path of an executable"), which
-the search then looks for by name; offline,
-rules do it: an explicit Context7 ID, a known library name (a standard module's subject word too: "regex" is
-`re`, `SUBJECTS`), or a name in a telling position ("in X", "X's", "using X", "`X`", "import X"). The topic is the request without the library (and its
-possessive: "sqlalchemy's pool" → "pool"), the question's boilerplate, connectives opening a sentence
-("And how do I…"), requests to the assistant ("can you", "please", "tell me") and requests to consult the
-documentation ("check the X docs", "look it up in the documentation"). The model's answer is cleaned
-the same way, so neither path lets such filler into the topic.
+The chat model does it with a small structured prompt (JSON answer, parsed leniently), and names the APIs it expects
+to answer the request (`shutil.which` for "find the full path of an executable"), which the search then looks for by
+name; offline, rules do it: an explicit Context7 ID, a known library name (a standard module's subject word too:
+"regex" is `re`, `SUBJECTS`), or a name in a telling position ("in X", "X's", "using X", "`X`", "import X"). The
+topic is the request without the library (and its possessive: "sqlalchemy's pool" → "pool"), the question's
+boilerplate, connectives opening a sentence ("And how do I…"), requests to the assistant ("can you", "please", "tell
+me") and requests to consult the documentation ("check the X docs", "look it up in the documentation"). The model's
+answer is cleaned the same way, so neither path lets such filler into the topic.
 """
 
 from __future__ import annotations
