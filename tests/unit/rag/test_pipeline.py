@@ -180,7 +180,11 @@ def _local_index() -> LocalIndex:
 
 
 def _local_pipeline(
-    index: LocalIndex, *, parser: QueryParser | None = None, local_reorder: DenseReorder | None = None
+    index: LocalIndex,
+    *,
+    parser: QueryParser | None = None,
+    local_reorder: DenseReorder | None = None,
+    synonyms: bool = True,
 ) -> DocumentationPipeline:
     """The pipeline over a local index: rule parsing (or `parser`), no reranker, no reorder (or `local_reorder`)."""
     local = LocalSource(index=lambda: index, embedder=None)
@@ -191,6 +195,7 @@ def _local_pipeline(
         selector=RuleSelector(),
         reranker=FusedOrder(),
         local_reorder=local_reorder,
+        synonyms=synonyms,
     )
 
 
@@ -563,18 +568,6 @@ def _worded_index() -> LocalIndex:
     return small_index(titles, chunks)
 
 
-def _worded_pipeline(index: LocalIndex, *, synonyms: bool) -> DocumentationPipeline:
-    local = LocalSource(index=lambda: index, embedder=None)
-    return DocumentationPipeline(
-        source=local,
-        fallback=None,
-        parser=RuleQueryParser(local.names),
-        selector=RuleSelector(),
-        reranker=FusedOrder(),
-        synonyms=synonyms,
-    )
-
-
 @pytest.mark.parametrize(
     ("question", "answer"),
     [("parse a JSON string into a dict", "json.loads"), ("randomize the items of a list", "random.shuffle")],
@@ -583,8 +576,8 @@ async def test_a_question_in_other_words_than_the_documentations_finds_the_api_f
     question: str, answer: str
 ) -> None:
     index = _worded_index()
-    result = await _worded_pipeline(index, synonyms=True).run(DocRequest(question))
+    result = await _local_pipeline(index).run(DocRequest(question))
     assert symbol_of(result.passages[0].chunk) == answer
     # the question's own words alone rank another passage first (RAG_SYNONYMS=false)
-    plain = await _worded_pipeline(index, synonyms=False).run(DocRequest(question))
+    plain = await _local_pipeline(index, synonyms=False).run(DocRequest(question))
     assert symbol_of(plain.passages[0].chunk) != answer
