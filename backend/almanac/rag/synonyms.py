@@ -214,9 +214,8 @@ _ENTRIES = [(_words(asked), documented) for asked, documented in THESAURUS.items
 
 
 def expansion(question: str) -> list[str]:
-    """The documentation's words for the words and phrases of `question` in `THESAURUS` (as written, plural or a verb's
-    form: `_same`) that
-    the question does not already have (by stem), in the table's order, each once."""
+    """The documentation's words for the words and phrases of `question` in `THESAURUS` (as written, plural or a
+    verb's form: `_same`) that the question does not already have (by stem), in the table's order, each once."""
     words = _words(question)
     have = set(tokenize(question))
     found: dict[str, None] = {}
