@@ -1,7 +1,8 @@
 """Documentation retrieval on real developer questions: does `retrieve_documentation` find the API asked for?
 
 Reads `bench/doc_questions.jsonl` (or `--questions`: `bench/doc_questions_large_libraries.jsonl` asks about the
-APIs of large libraries; each line: question, expected fully qualified APIs, library, source, split), builds
+APIs of large libraries, `…_howto.jsonl` in full sentences as developers ask; each line: question, expected fully
+qualified APIs, library, source, split), builds
 the local index exactly as the product does (`build_local_index`: installed distributions and the standard
 library of this interpreter) into a SQLite database under `--data` (reused while its inputs are unchanged;
 embeddings are cached there too), and runs every question through the tool's own pipeline offline (rule

@@ -64,6 +64,16 @@ def _is_function(obj: object) -> bool:
         return False
 
 
+def _typing_form(obj: object, module_name: str) -> bool:
+    """One of a typing module's own aliases and special forms, described for that module (`typing.Callable`,
+    `typing.Dict`: instances, neither classes nor functions, and the API of `typing` itself) when it documents
+    itself — not a type variable such as `AnyStr`, whose documentation is its class's."""
+    if module_name not in _TYPING or inspect.isclass(obj) or type(obj).__module__ not in _TYPING:
+        return False
+    doc = _doc(obj)
+    return bool(doc) and doc != _doc(type(obj))
+
+
 def _methods(cls: type) -> list[dict[str, Any]]:
     found = []
     for name, value in list(vars(cls).items()):
@@ -105,7 +115,8 @@ def describe(module_name: str, names: list[str] | None) -> list[dict[str, Any]]:
             obj = getattr(module, name)
         except Exception:  # lazy attributes may fail to load
             continue
-        if not (inspect.isclass(obj) or _is_function(obj)):
+        form = _typing_form(obj, module_name)
+        if not (inspect.isclass(obj) or form or _is_function(obj)):
             continue
         owner = getattr(obj, "__module__", None) or module_name
         if not isinstance(owner, str):
@@ -114,12 +125,12 @@ def describe(module_name: str, names: list[str] | None) -> list[dict[str, Any]]:
             continue
         entry: dict[str, Any] = {
             "name": name,
-            "kind": "class" if inspect.isclass(obj) else "function",
+            "kind": "class" if inspect.isclass(obj) or form else "function",
             "owner": owner,
-            "signature": _signature(obj),
+            "signature": None if form else _signature(obj),
             "doc": _doc(obj),
         }
-        if inspect.isclass(obj):
+        if inspect.isclass(obj) and not form:
             entry["methods"] = _methods(obj)
         entries.append(entry)
         if len(entries) >= MAX_ENTRIES:

@@ -36,6 +36,7 @@ from almanac.rag.reexports import (
     reexports,
     unresolved_exports,
 )
+from almanac.rag.signatures import Parameter, documented_attributes, parameters_markdown, split_documented
 
 log = logging.getLogger(__name__)
 DOC_SUFFIXES = {".md": "markdown", ".markdown": "markdown", ".rst": "rst", ".txt": "text"}
@@ -428,7 +429,7 @@ def module_api(source: str, module: str, *, is_package: bool = False, source_of:
     found = bool(docstring)
     exported = None if computed_all(tree) else literal_all(tree)  # a computed __all__ marks nothing internal
     helpers = _instantiated_by_other_classes(tree) if exported is None else set()
-    classes = {node.name: node for node in tree.body if isinstance(node, ast.ClassDef)}
+    classes = {node.name: node for node in definitions(tree.body) if isinstance(node, ast.ClassDef)}
     documented: set[str] = set()
     for node in definitions(tree.body):
         if not node.name.startswith("_"):
@@ -450,7 +451,9 @@ def module_api(source: str, module: str, *, is_package: bool = False, source_of:
 def _instantiated_by_other_classes(tree: ast.Module) -> set[str]:
     """The module's public classes that another of its classes instantiates in a method: its helpers."""
     classes = {
-        node.name: node for node in tree.body if isinstance(node, ast.ClassDef) and not node.name.startswith("_")
+        node.name: node
+        for node in definitions(tree.body)
+        if isinstance(node, ast.ClassDef) and not node.name.startswith("_")
     }
     used: set[str] = set()
     if len(classes) < 2:
@@ -500,6 +503,9 @@ def _class_markdown(
     docstring = ast.get_docstring(node)
     if docstring:
         parts.append(_fenced(docstring))
+    attributes = documented_attributes(node)  # pydantic's `ConfigDict` documents its fifty options this way
+    if attributes:
+        parts.append(parameters_markdown(attributes))
     own = set()
     for item in definitions(node.body):
         own.add(item.name)
@@ -582,15 +588,20 @@ def _function_markdown(
     internal: bool = False,
 ) -> str:
     docstring = ast.get_docstring(node)
+    parameters: list[Parameter] = []
     if is_property(node):  # read as an attribute: `path.suffix`, never `path.suffix()`
         kind = f": {ast.unparse(node.returns)}" if node.returns else ""
         heading = f"{'#' * level} property `{owner}.{name or node.name}{kind}`"
     else:
         prefix = "async " if isinstance(node, ast.AsyncFunctionDef) else ""
         returns = f" -> {ast.unparse(node.returns)}" if node.returns else ""
-        heading = f"{'#' * level} `{prefix}{owner}.{name or node.name}({ast.unparse(node.args)}){returns}`"
+        args, parameters = split_documented(node.args)  # FastAPI's `Annotated[T, Doc("…")]`: T, and a list below
+        heading = f"{'#' * level} `{prefix}{owner}.{name or node.name}({ast.unparse(args)}){returns}`"
     heading += f" {INTERNAL_MARK}" if internal else ""
-    return f"{heading}\n\n{_fenced(docstring)}" if docstring else heading
+    body = [_fenced(docstring)] if docstring else []
+    if parameters:
+        body.append(parameters_markdown(parameters))
+    return "\n\n".join([heading, *body])
 
 
 def is_property(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:

@@ -31,9 +31,11 @@ def definitions(body: Sequence[ast.stmt]) -> list[Definition]:
     setter after its getter — is one API: its first definition that is no `@overload` declaration (the
     implementation, the getter; the first declaration when there is nothing else), given the first docstring any
     of them has when it has none (the SDKs write an overloaded method's documentation on its `@overload`
-    declarations: anthropic's `Messages.create`)."""
+    declarations: anthropic's `Messages.create`). Definitions in conditional blocks count too (`subprocess.Popen.kill`
+    is defined under `if _mswindows: … else: …`, a pure-Python fallback under `except ImportError:`), those of an
+    `if __name__ == "__main__":` block excepted (see `conditional`)."""
     named: dict[str, list[Definition]] = {}
-    for node in body:
+    for node in conditional(body):
         if isinstance(node, Definition):
             named.setdefault(node.name, []).append(node)
     chosen: list[Definition] = []
@@ -45,6 +47,34 @@ def definitions(body: Sequence[ast.stmt]) -> list[Definition]:
             node.body = [ast.Expr(ast.Constant(docstring)), *node.body]
         chosen.append(node)
     return chosen
+
+
+def conditional(body: Sequence[ast.stmt]) -> Iterator[ast.stmt]:
+    """A module's or class's statements with those of its `if` and `try` blocks in their place, every branch in
+    source order (a platform's branch, a fallback after `except ImportError:`, a version check's), nested blocks
+    too; an `if __name__ == "__main__":` block is a script's, not the module's API, and is left out."""
+    for node in body:
+        if isinstance(node, ast.If):
+            if not _is_main_check(node.test):
+                yield from conditional(node.body)
+                yield from conditional(node.orelse)
+        elif isinstance(node, ast.Try | ast.TryStar):
+            yield from conditional(node.body)
+            for handler in node.handlers:
+                yield from conditional(handler.body)
+            yield from conditional(node.orelse)
+            yield from conditional(node.finalbody)
+        else:
+            yield node
+
+
+def _is_main_check(test: ast.expr) -> bool:
+    return (
+        isinstance(test, ast.Compare)
+        and isinstance(test.left, ast.Name)
+        and test.left.id == "__name__"
+        and any(isinstance(c, ast.Constant) and c.value == "__main__" for c in test.comparators)
+    )
 
 
 def is_overload(node: Definition) -> bool:
@@ -70,7 +100,7 @@ def reexports(tree: ast.Module, module: str, *, is_package: bool, source_of: Sou
     imports = {**lazy, **dict(explicit_imports(tree, package))}
     stars = list(_star_imports(tree, package))
     exported = literal_all(tree)
-    local = {node.name for node in tree.body if isinstance(node, Definition)}
+    local = {node.name for node in definitions(tree.body)}
     if exported is None:
         exported = [name for name in imports if not name.startswith("_")] if is_package else as_themselves(tree)
         exported += [name for name in lazy if name not in exported]

@@ -230,3 +230,11 @@ def test_a_module_exporting_hundreds_of_apis_is_described_whole(tmp_path: Path) 
     (tmp_path / "wide.py").write_text("".join(f"def {name}():\n    '''Operation {name}.'''\n" for name in names))
     found, _ = introspect([Request("wide")], timeout_s=5.0, extra_path=[tmp_path])
     assert [entry.name for entry in found["wide"].entries] == sorted(names)
+
+
+def test_typings_own_aliases_are_documented_as_its_api_but_not_its_type_variables() -> None:
+    docs = collected(list(stdlib_documents(["typing"])))["typing"]
+    # instances, neither classes nor functions: `typing.Callable` and `typing.Dict` were not in the index
+    assert "## class `typing.Callable`\n\nDeprecated alias to collections.abc.Callable." in docs
+    assert "## class `typing.Dict`\n\nA generic version of dict." in docs
+    assert "typing.AnyStr" not in docs  # a type variable: its documentation is TypeVar's, about no API

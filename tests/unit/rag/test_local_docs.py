@@ -307,3 +307,64 @@ def test_a_property_is_documented_as_an_attribute_not_a_call() -> None:
     assert "### `paths.PurePath.with_suffix(self, suffix: str) -> 'PurePath'`" in text
     symbols = {symbol_of(chunk) for chunk in chunk_document(text, fmt="markdown")}
     assert {"paths.PurePath.suffix", "paths.PurePath.parts", "paths.PurePath.with_suffix"} <= symbols
+
+
+def test_apis_defined_in_conditional_blocks_are_documented_and_a_scripts_main_block_is_not() -> None:
+    source = (
+        "try:\n    from _speedups import crc\nexcept ImportError:\n"
+        '    def crc(data: bytes) -> int:\n        """Checksum of the data."""\n'
+        "class Popen:\n"
+        '    """A child process."""\n'
+        "    if _mswindows:\n"
+        '        def terminate(self):\n            """Terminate the process with TerminateProcess()."""\n'
+        "        kill = terminate\n"
+        "    else:\n"
+        '        def terminate(self):\n            """Terminate the process with SIGTERM."""\n'
+        '        def kill(self):\n            """Kill the process with SIGKILL."""\n'
+        'if __name__ == "__main__":\n    def main():\n        """Run as a script."""\n'
+    )
+    text = module_markdown(source, "proc")
+    # `subprocess.Popen.kill` is defined under `if _mswindows: … else: …`: it was not in the index at all
+    assert "### `proc.Popen.kill(self)`\n\nKill the process with SIGKILL." in text
+    assert text.count("proc.Popen.terminate(") == 1  # one API, the first branch's definition
+    assert "## `proc.crc(data: bytes) -> int`\n\nChecksum of the data." in text
+    assert "main" not in text
+
+
+def test_parameters_documented_in_their_annotations_are_listed_below_a_plain_signature() -> None:
+    source = (
+        "from typing import Annotated\nfrom typing_extensions import Doc\n"
+        "def Header(\n"
+        "    default: Annotated[Any, Doc('\\n        Default value if the parameter field is not set.\\n    ')]"
+        " = Undefined,\n"
+        "    *,\n"
+        '    alias: Annotated[str | None, Doc("An alternative name."), Strict()] = None,\n'
+        "    convert_underscores: bool = True,\n"
+        ") -> Any:\n    return params.Header(default)\n"
+    )
+    text = module_markdown(source, "api")
+    # FastAPI documents every parameter this way: printed as written, the signature alone filled several passages
+    assert "## `api.Header(default=Undefined, *, alias=None, convert_underscores: bool=True) -> Any`" in text
+    expected = "- `default: Any`: Default value if the parameter field is not set.\n"
+    assert expected + "- `alias: Annotated[str | None, Strict()]`: An alternative name." in text
+    assert "Doc(" not in text
+
+
+def test_a_classs_attributes_documented_by_a_string_after_them_are_listed_with_its_documentation() -> None:
+    source = (
+        "class ConfigDict(TypedDict, total=False):\n"
+        '    """A TypedDict for configuring behaviour."""\n'
+        "    frozen: bool\n"
+        '    """\n    Whether models are faux-immutable.\n\n    Example:\n        ...\n    """\n'
+        "    extra = 'ignore'\n"
+        '    """What to do with extra attributes."""\n'
+        "    _cache: dict\n"
+        '    """Private."""\n'
+        "    undocumented: int\n"
+    )
+    text = module_markdown(source, "config")
+    # pydantic documents `ConfigDict`'s fifty options this way: "frozen" was in no passage of the index
+    expected = "- `frozen: bool`: Whether models are faux-immutable.\n- `extra`: What to do with extra attributes."
+    assert "## class `config.ConfigDict(TypedDict)`\n\nA TypedDict for configuring behaviour.\n\n" in text
+    assert expected in text
+    assert "Example" not in text and "_cache" not in text and "undocumented" not in text
