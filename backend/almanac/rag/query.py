@@ -54,10 +54,15 @@ _BOILERPLATE = re.compile(
     r"in|using|with|for|of|about|use|on|its|their|it|me|how|what|which|why|is|are|do|does)\b",
     re.I,
 )
-# A connective opening a sentence ("And how do I…", "So, what about…") ties the question to the last one;
-# it is not a topic.
+# A connective opening a sentence ("And how do I…", "So, what about…") ties the question to the last one, and a
+# greeting or an announcement ("Hi! Quick question: …", "One more thing:") opens it; neither is a topic.
+_OPENING = (
+    r"(?:(?:hi|hello|hey)(?: there| all| everyone)?|(?:a |one )?(?:(?:quick|small|short|simple|another|one more) )?"
+    r"question|one more thing)(?=\s*[,!.:—]|\s+-\s|\s+(?:how|what|why|where|which|can|could|is|are|do|does|i)\b)"
+)
 _CONNECTIVE = re.compile(
-    r"(^|[.!?;:]\s*)(?:(?:and|also|so|then|but|or|now|next|ok(?:ay)?|well|plus|anyway|additionally|besides)\b,?\s*)+",
+    r"(^|[.!?;:]\s*)(?:(?:(?:and|also|so|then|but|or|now|next|ok(?:ay)?|well|plus|anyway|additionally|besides)\b,?"
+    r"|" + _OPENING + r"\s*[,!.:—-]?)\s*)+",
     re.I,
 )
 # Requests addressed to the assistant rather than words of the subject.

@@ -37,6 +37,8 @@ THESAURUS: Mapping[str, tuple[str, ...]] = {
     "extension": ("suffix", "ext"),
     "filename": ("name", "basename"),
     "delete": ("remove", "unlink", "rmtree"),
+    "non empty": ("rmtree", "recursively"),
+    "recursively": ("rmtree", "copytree", "walk", "rglob"),
     "erase": ("remove", "delete"),
     "rename": ("move", "replace"),
     "temporary": ("temp", "tmp"),

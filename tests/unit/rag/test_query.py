@@ -188,7 +188,22 @@ CONVERSATIONAL_CASES = [
     ("So, can you tell me how httpx handles redirects? Thanks!", "httpx", "handles redirects"),
     ("OK. Now I want to know how pydantic validates emails.", "pydantic", "validates emails"),
     ("Then, please show me an example of fastapi middleware", "fastapi", "middleware"),
+    # a greeting or an announcement opens the question ("Hi", "Quick question:"), not its subject
+    ("Hi! Quick question: how do I stream a response with httpx?", "httpx", "stream response"),
+    ("Hey there, one more thing: how does redis expire keys?", "redis", "expire keys"),
 ]
+
+# ... but the same words inside a subject are its words
+SUBJECT_CASES = [
+    ("question answering with transformers", "question answering transformers"),
+    ("hi-res image resize with pillow", "hi-res image resize pillow"),
+    ("hello world flask app", "hello world flask app"),
+]
+
+
+@pytest.mark.parametrize(("query", "topic"), SUBJECT_CASES)
+def test_a_greetings_words_inside_the_subject_stay_in_the_topic(query: str, topic: str) -> None:
+    assert topic_of(query, None) == topic
 
 
 @pytest.mark.parametrize(("query", "library", "topic"), CONVERSATIONAL_CASES)
