@@ -199,14 +199,25 @@ def rule_library(query: str, known: Iterable[str] = ()) -> str | None:
     return next(iter(rule_libraries(query, known)), None)
 
 
+# Idioms in which a library's ordinary word names no library: "limit how many run at the same time" asks about
+# concurrency, not the `time` module.
+_IDIOMS = re.compile(
+    r"\b(?:(?:at|by) the same time|(?:one |two |\w+ )?at a time|from time to time|(?:all|every|each|any|some|next|"
+    r"last|this|that|first|second) time|(?:for|at) the (?:first|last|next) time|at any time|in (?:no )?time|on time|"
+    r"ahead of time)\b",
+    re.I,
+)
+
+
 def rule_libraries(query: str, known: Iterable[str] = ()) -> list[str]:
     """Every library a request names by rules, the longest name first: an explicit Context7 ID alone, else the
     known names among its words — two adjacent words making one name count as that name and not as their
-    parts ("json schema" is `jsonschema`, "pydantic settings" is `pydantic-settings`, not `pydantic`) —,
-    else the first name in a telling position."""
+    parts ("json schema" is `jsonschema`, "pydantic settings" is `pydantic-settings`, not `pydantic`), and a word
+    in an idiom ("at the same time", `_IDIOMS`) not at all —, else the first name in a telling position."""
     explicit = LIBRARY_ID.search(query)
     if explicit:
         return [explicit.group(0)]
+    query = _IDIOMS.sub(" ", query)
     names: dict[str, str] = {}
     for name in known:
         if name:

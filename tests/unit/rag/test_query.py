@@ -212,3 +212,18 @@ async def test_connectives_and_requests_to_the_assistant_stay_out_of_the_topic(
 ) -> None:
     parsed = await RuleQueryParser(lambda: [*KNOWN, "redis", "httpx"]).parse(query)
     assert (parsed.library, parsed.topic) == (library, topic)
+
+
+@pytest.mark.parametrize(
+    ("query", "named"),
+    [
+        ("How do I limit how many coroutines run at the same time?", []),
+        ("process items one at a time with asyncio", ["asyncio"]),
+        ("run a check every time the app starts", []),
+        # the word itself still names the module
+        ("measure the time a function takes", ["time"]),
+        ("format a time with the time module", ["time"]),
+    ],
+)
+def test_a_librarys_word_in_an_idiom_names_no_library(query: str, named: list[str]) -> None:
+    assert rule_libraries(query, ["time", "asyncio"]) == named
