@@ -429,9 +429,10 @@ def module_api(source: str, module: str, *, is_package: bool = False, source_of:
     found = bool(docstring)
     exported = None if computed_all(tree) else literal_all(tree)  # a computed __all__ marks nothing internal
     helpers = _instantiated_by_other_classes(tree) if exported is None else set()
-    classes = {node.name: node for node in definitions(tree.body) if isinstance(node, ast.ClassDef)}
+    defined = definitions(tree.body)
+    classes = {node.name: node for node in defined if isinstance(node, ast.ClassDef)}
     documented: set[str] = set()
-    for node in definitions(tree.body):
+    for node in defined:
         if not node.name.startswith("_"):
             found = True
             documented.add(node.name)
