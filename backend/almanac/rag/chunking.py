@@ -60,6 +60,7 @@ class Chunk:
 
 
 INTERNAL_MARK = "(internal)"  # appended by the collectors to the heading of an internal helper
+DEPRECATED_MARK = "(deprecated)"  # after the name in the heading of an API its source deprecates (before any internal)
 _PRIVATE_NAME_RE = re.compile(r"(?:^|[.`\s])_(?!_)\w")  # `_name` or `pkg._mod.x`, not dunders such as __init__
 
 
@@ -74,6 +75,12 @@ def is_public_title(title: str) -> bool:
         if "`" in heading and _PRIVATE_NAME_RE.search(code):
             return False
     return True
+
+
+def is_deprecated_title(title: str) -> bool:
+    """Whether a section (or a part of one) documents a deprecated API, or a member of a deprecated class: a heading
+    in its breadcrumb marked `(deprecated)` after its name."""
+    return any(f"` {DEPRECATED_MARK}" in heading for heading in title.split(" > "))
 
 
 @dataclass(frozen=True, slots=True)

@@ -24,7 +24,8 @@ from email.message import Message
 from pathlib import Path
 from typing import cast
 
-from almanac.rag.chunking import INTERNAL_MARK, Format, open_fence, without_headings
+from almanac.rag.chunking import DEPRECATED_MARK, INTERNAL_MARK, Format, open_fence, without_headings
+from almanac.rag.deprecation import deprecation
 from almanac.rag.introspect import DEFAULT_TIMEOUT_S, Entry, Request, introspect
 from almanac.rag.popularity import usage
 from almanac.rag.reexports import (
@@ -498,7 +499,11 @@ def _class_markdown(
 ) -> str:
     bases = ", ".join(ast.unparse(base) for base in node.bases)
     name = name or node.name
-    parts = [f"## class `{module}.{name}{f'({bases})' if bases else ''}`" + (f" {INTERNAL_MARK}" if internal else "")]
+    reason = deprecation(node)
+    heading = f"## class `{module}.{name}{f'({bases})' if bases else ''}`"
+    parts = [heading + _marks(deprecated=reason is not None, internal=internal)]
+    if reason is not None:
+        parts.append(_deprecated(reason))
     if origin:
         parts.append(f"Defined in `{origin}`.")
     docstring = ast.get_docstring(node)
@@ -598,11 +603,22 @@ def _function_markdown(
         returns = f" -> {ast.unparse(node.returns)}" if node.returns else ""
         args, parameters = split_documented(node.args)  # FastAPI's `Annotated[T, Doc("…")]`: T, and a list below
         heading = f"{'#' * level} `{prefix}{owner}.{name or node.name}({ast.unparse(args)}){returns}`"
-    heading += f" {INTERNAL_MARK}" if internal else ""
-    body = [_fenced(docstring)] if docstring else []
+    reason = deprecation(node)
+    heading += _marks(deprecated=reason is not None, internal=internal)
+    body = [_deprecated(reason)] if reason is not None else []
+    body += [_fenced(docstring)] if docstring else []
     if parameters:
         body.append(parameters_markdown(parameters))
     return "\n\n".join([heading, *body])
+
+
+def _marks(*, deprecated: bool, internal: bool) -> str:
+    """What a heading says of its API after its name: deprecated (`deprecation.py`), internal (the last mark)."""
+    return (f" {DEPRECATED_MARK}" if deprecated else "") + (f" {INTERNAL_MARK}" if internal else "")
+
+
+def _deprecated(reason: str) -> str:
+    return f"**Deprecated.** {reason}".rstrip()
 
 
 def is_property(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:

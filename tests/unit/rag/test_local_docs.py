@@ -213,6 +213,22 @@ def test_without_all_classes_only_the_modules_other_classes_instantiate_are_mark
     assert "## `m.gzip_app(app)`" in text and "gzip_app(app)` (internal)" not in text
 
 
+def test_a_deprecated_api_is_marked_after_its_name_and_its_passage_opens_with_the_reason() -> None:
+    source = (
+        "__all__ = ['Model']\n"
+        "class Model:\n"
+        "    @deprecated('The `dict` method is deprecated; use `model_dump` instead.')\n"
+        "    def dict(self) -> dict: ...\n"
+        "    def model_dump(self) -> dict:\n        'Dump the model.'\n"
+        "@deprecated('Use Model')\nclass OldModel:\n    def dump(self): ...\n"
+    )
+    text = module_markdown(source, "m")
+    reason = "**Deprecated.** The `dict` method is deprecated; use `model_dump` instead."
+    assert f"### `m.Model.dict(self) -> dict` (deprecated)\n\n{reason}" in text
+    assert "### `m.Model.model_dump(self) -> dict`\n\nDump the model." in text
+    assert "## class `m.OldModel` (deprecated) (internal)\n\n**Deprecated.** Use Model" in text  # internal last
+
+
 def test_a_computed_all_marks_nothing_internal() -> None:
     source = (
         "import numpy as np\n__all__ = np.__all__[:]\n__all__ += ['rand']\ndef empty(shape): ...\ndef rand(): ...\n"

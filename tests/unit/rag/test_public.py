@@ -2,7 +2,7 @@
 
 import pytest
 
-from almanac.rag.chunking import Chunk, is_public_title
+from almanac.rag.chunking import Chunk, is_deprecated_title, is_public_title
 from almanac.rag.public import prefer_public
 from almanac.rag.retriever import Hit
 
@@ -24,6 +24,22 @@ from almanac.rag.retriever import Hit
 def test_a_chunk_is_public_unless_its_breadcrumb_names_private_or_internal_api(title: str, public: bool) -> None:
     assert is_public_title(title) is public
     assert Chunk("id", "text", title, None, None, 0, 1).public is public
+
+
+@pytest.mark.parametrize(
+    ("title", "deprecated"),
+    [
+        ("Module `m` > class `m.Model` > `m.Model.dict(self) -> dict` (deprecated)", True),
+        ("Module `m` > class `m.Old(Base)` (deprecated) (internal) > `m.Old.run(self)`", True),  # a member of one
+        ("Module `m` > class `m.Model` > `m.Model.model_dump(self, deprecated: bool=False)`", False),  # a parameter
+        ("Module `m.deprecated` > `m.deprecated.parse(s)`", False),  # the namespace: `ranking.is_aside`
+        ("Deprecated features (deprecated)", False),  # prose, no API heading
+    ],
+)
+def test_a_chunk_documents_a_deprecated_api_when_a_heading_is_marked_after_its_name(
+    title: str, deprecated: bool
+) -> None:
+    assert is_deprecated_title(title) is deprecated
 
 
 def test_internal_hits_slightly_ahead_of_public_ones_go_behind_them() -> None:
