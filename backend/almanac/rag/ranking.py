@@ -29,12 +29,21 @@ Each candidate's fused score is scaled to the candidates' range (0–1) and adju
   which knows the packages that little installed code calls;
 - **the APIs the chat model expects** — with a chat model, the query parser names the APIs it expects to
   answer the question (`ParsedQuery.apis`); a passage documenting one of them gains `expected_bonus`;
-- **public before private** — an API with a `_private` part in its dotted name (or a method of a private
-  class) loses `private_penalty`;
+- **a parameter the question names** — an API whose signature has a parameter named by the question's words
+  (`follow_redirects` for "follow redirects with httpx", `timeout` for "kill a subprocess that runs longer than a
+  timeout") gains `parameter_bonus` × that match (weighed by rarity like the symbol's; the words of the library's
+  own name, `fail_fast` for "FastAPI", do not count);
+- **the error reported is not the API asked for** — an exception class the question names as what went wrong
+  ("KeyError when reading…", "httpx.ReadTimeout on a slow server", `reported_errors`; not "catch a KeyError")
+  gains nothing for its name: the developer asks for the fix;
+- **public before private, current before deprecated** — an API with a `_private` part in its dotted name (or a
+  method of a private class) loses `private_penalty`; one its source deprecates (`deprecation.py`: pydantic's
+  `BaseModel.dict` for `model_dump`) loses `deprecated_penalty`;
 - **diversity** — exact repeats of a passage are dropped, and the order is chosen greedily, each next
   passage by its score less `diversity` × its word overlap (Jaccard) with the most similar passage
   already chosen, so six near-copies (six signatures of one client's methods) do not fill the answer; another
-  piece of an API already chosen comes after every other API.
+  piece of an API already chosen comes after every other API (`passage_api`: the members of two classes are two
+  APIs, `datetime.date.fromisoformat` and `datetime.datetime.fromisoformat`, whatever their classes' case).
 
 The symbol of a passage is the name in the last heading of its title, as the local index writes them
 (`Module `httpx` > class `httpx.AsyncClient(BaseClient)` > `async httpx.AsyncClient.get(...)``), so
@@ -49,7 +58,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from almanac.rag.bm25 import tokenize
-from almanac.rag.chunking import Chunk
+from almanac.rag.chunking import Chunk, is_deprecated_title
 from almanac.rag.popularity import api_key
 from almanac.rag.priority import MOST_ASKED, library_name
 
@@ -60,6 +69,12 @@ _CODE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*")
 # An error as a traceback prints it ("TypeError: Object of type datetime is not JSON serializable"): what went
 # wrong, quoted, not an API the question asks to use
 _RAISED = re.compile(r"\b[\w.]*(?:Error|Exception|Warning)(?=:\s)")
+# The verbs that make an exception the question names its object ("catch a TypeError", "raise a ValueError"): asked
+# about, not reported as what went wrong
+_HANDLED = frozenset(
+    {"catch", "catching", "handle", "handling", "raise", "raising", "throw", "throwing", "except", "define", "subclass"}
+)
+_EXCEPTION = re.compile(r"(?:Error|Exception|Warning|Timeout|Exit)\b")
 _PART = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
 _POPULAR = frozenset(library_name(name) for name in MOST_ASKED)
 
@@ -78,6 +93,8 @@ class RankingConfig:
     usage_bonus: float = 0.6  # an API all the indexed code uses (`popularity.Popularity.score` 1)
     expected_bonus: float = 0.6  # an API the chat model expects to answer it (`ParsedQuery.apis`); chosen on dev
     code_bonus: float = 1.0  # an API whose name the question writes as code (`model_validate`, `json.loads`)
+    parameter_bonus: float = 0.2  # a parameter named by the question's words (`follow_redirects`); chosen on dev
+    deprecated_penalty: float = 0.3  # an API its source deprecates (`deprecation.py`), as much as a private one
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,6 +109,26 @@ def symbol_of(chunk: Chunk) -> str:
     """The dotted name a passage documents (from its title's last heading); a constructor is its class."""
     match = _SYMBOL.search(chunk.title.rsplit(" > ", 1)[-1])
     return re.sub(r"\.__init__$", "", match.group(1)) if match else ""
+
+
+def passage_api(chunk: Chunk) -> str:
+    """What identifies the API a passage documents among the candidates: `popularity.api_key` of its symbol, with
+    its class kept whenever its heading says the owner is a class — a lower-case one included, which a dotted
+    name alone cannot tell from a module (`datetime.date.fromisoformat` and `datetime.datetime.fromisoformat`
+    are two APIs, `asyncio.tasks.gather` and `asyncio.gather` one)."""
+    symbol = symbol_of(chunk)
+    parts = symbol.split(".")
+    if len(parts) > 2 and owned_by_class(chunk):
+        return f"{parts[0]}.{parts[-2]}.{parts[-1]}"
+    return api_key(symbol)
+
+
+def owned_by_class(chunk: Chunk) -> bool:
+    """Whether the API a passage documents is a class's member, as the heading above its own says (`class
+    `datetime.date`` above `datetime.date.fromisoformat`), whatever the class's name looks like."""
+    headings = chunk.title.split(" > ")
+    owner = symbol_of(chunk).rpartition(".")[0]
+    return bool(owner) and len(headings) > 1 and re.match(rf"class `{re.escape(owner)}[`(]", headings[-2]) is not None
 
 
 def same_api(symbol: str, name: str) -> bool:
@@ -129,6 +166,57 @@ def code_names(question: str) -> frozenset[str]:
         if coded and len(name) > 1:
             names.add(name.lower())
     return frozenset(names)
+
+
+def reported_errors(question: str) -> frozenset[str]:
+    """The names, lower-case, a question may report as what went wrong: each name written as code ("KeyError when
+    reading a key", "httpx.ReadTimeout on a slow server", "RecursionError: maximum recursion depth") unless a
+    verb before it makes it the question's object ("catch a KeyError", "raise a custom ValueError"). Only an
+    exception's passage is matched against them (`is_exception`): the error a developer pastes says what failed,
+    the fix they ask for is another API."""
+    words = re.findall(r"[\w.]+", question)
+    reported = set()
+    for position, token in enumerate(words):
+        name = token.rsplit(".", 1)[-1]
+        coded = "." in token or any(c.isupper() for c in name[1:])
+        if coded and not any(word.lower() in _HANDLED for word in words[max(0, position - 3) : position]):
+            reported.add(name.lower())
+    return frozenset(reported)
+
+
+def is_exception(chunk: Chunk) -> bool:
+    """Whether a passage documents an exception or warning class: its name or a base class in its heading ends
+    like one (`KeyError`, `httpx.ReadTimeout(TimeoutException)`)."""
+    heading = chunk.title.rsplit(" > ", 1)[-1]
+    return heading.startswith("class ") and bool(_EXCEPTION.search(heading))
+
+
+_PARAMETER = re.compile(r"[(,]\s*\**([A-Za-z_]\w*)\s*(?=[:=,)])")
+_UNNAMED = frozenset({"self", "cls", "args", "kwargs", "kwds", "kw"})
+
+
+def parameters_of(chunk: Chunk) -> list[str]:
+    """The parameter names in the signature a passage's heading shows (`subprocess.run(*popenargs, input=None,
+    timeout=None, check=False)` → input, timeout, check); none for a class heading, whose parentheses hold its
+    bases, nor for `self`, `cls`, `*args`, `**kwargs`."""
+    heading = chunk.title.rsplit(" > ", 1)[-1]
+    if heading.startswith("class ") or "(" not in heading:
+        return []
+    signature = heading[heading.index("(") :]
+    return [name for name in _PARAMETER.findall(signature) if name not in _UNNAMED]
+
+
+def library_words(question: str, library: str) -> frozenset[str]:
+    """The stems the question's writing of a library's name makes (`FastAPI` → fastapi, fast, api; `PyJWT` →
+    pyjwt, py, jwt): in an API's parameter they name the library, not what is asked."""
+    wanted = library.replace("-", "").replace("_", "").lower()
+    found = {
+        stem
+        for word in re.findall(r"[\w-]+", question)
+        if word.replace("-", "").replace("_", "").lower() == wanted
+        for stem in tokenize(word)
+    }
+    return frozenset(found | set(name_stems(library)))
 
 
 def question_terms(question: str) -> frozenset[str]:
@@ -183,7 +271,7 @@ def prior(library: str, config: RankingConfig = RankingConfig()) -> float:
 
 # Namespaces inside a package that its users do not import from: a kept copy of an old major version
 # (`pydantic.v1`), compatibility shims, vendored copies, type-checker plugins, the package's own tests.
-_ASIDE = frozenset({"v1", "compat", "vendor", "vendored", "mypy", "tests", "conftest", "legacy"})
+_ASIDE = frozenset({"v1", "compat", "vendor", "vendored", "mypy", "tests", "conftest", "legacy", "deprecated"})
 
 
 def is_private(symbol: str) -> bool:
@@ -230,6 +318,10 @@ def arrange(
     elsewhere = terms - set(name_stems(library_name(hint))) if hint is not None and distinctive else terms
     # the library asked about, however written ("a JSON string" asks about `json`), is no API name written as code
     written = code_names(question) - {library_name(hint).replace("-", "")} if hint else code_names(question)
+    reported = reported_errors(question)
+    # a parameter named like the library asked about (`fail_fast` for "FastAPI") is no word of the question's ask
+    about = hint or focus
+    named = terms - library_words(question, library_name(about)) if about else terms
     several = len({chunk.library for chunk in chunks}) > 1
     best, worst = max(scores), min(scores)
     spread = best - worst
@@ -240,13 +332,20 @@ def arrange(
         if symbol and not chunk.title.rsplit(" > ", 1)[-1].startswith("Module "):  # a module is no API name
             *owners, name = symbol.split(".")
             words = terms if hint is None or within(chunk.library, hint) else elsewhere
-            value += config.symbol_bonus * name_match(name, words, rarity)
-            if name.lower() in written:
+            # the error the question reports is what went wrong, not the API it asks for: its name earns nothing
+            failed = name.lower() in reported and is_exception(chunk)
+            value += 0.0 if failed else config.symbol_bonus * name_match(name, words, rarity)
+            if name.lower() in written and not failed:
                 value += config.code_bonus
-            if owners and owners[-1][:1].isupper():
+            value += config.parameter_bonus * max(
+                (name_match(p, named, rarity) for p in parameters_of(chunk)), default=0
+            )
+            if owners and (owners[-1][:1].isupper() or owned_by_class(chunk)):
                 value += config.owner_bonus * name_match(owners[-1], words, rarity)
             if is_private(symbol):
                 value -= config.private_penalty
+            if is_deprecated_title(chunk.title):
+                value -= config.deprecated_penalty
             used = usage(symbol) if usage is not None else 0.0
             if mentions is not None and focus is not None and within(chunk.library, focus):
                 used = max(used, mentions(symbol))
@@ -276,7 +375,7 @@ def diversify(chunks: Sequence[Chunk], scores: Sequence[float], weight: float, l
     the reader has not seen; the same API under another module path, `asyncio.tasks.Task` for `asyncio.Task`,
     included); exact repeats of a chosen passage's text are dropped."""
     ranked = sorted(range(len(chunks)), key=lambda i: -scores[i])  # stable: fused order on ties
-    keys = {i: api_key(symbol_of(chunks[i])) for i in ranked}
+    keys = {i: passage_api(chunks[i]) for i in ranked}
     # the pool: the best passage of each API first, other pieces only to fill it (one long class's twenty
     # pieces outscoring the rest must not crowd every other API out before the choice)
     firsts: dict[str, int] = {}

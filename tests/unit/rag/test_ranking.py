@@ -7,8 +7,12 @@ from almanac.rag.ranking import (
     arrange,
     code_names,
     is_private,
+    library_words,
     name_match,
+    parameters_of,
+    passage_api,
     question_terms,
+    reported_errors,
     symbol_of,
 )
 
@@ -288,3 +292,62 @@ def test_one_apis_many_pieces_do_not_crowd_the_others_out_of_the_pool() -> None:
     error = api("web.HTTPException", "Raise it to return an error response with a status code.")
     ranked = order("return a 404 error", [*pieces, error], [*[9.0] * 40, 5.0], limit=6)
     assert ranked[:2] == ["web.App", "web.HTTPException"]
+
+
+def signature(heading: str, text: str, library: str = "/pypi/toolkit") -> Chunk:
+    """A chunk whose last heading is `heading` as written (a signature with its parameters, a class with its
+    bases), under its module's heading."""
+    name = symbol_of(Chunk("", "", heading, None, None, 0, 1))
+    title = f"Module `{name.rsplit('.', 1)[0]}` > {heading}" if "." in name else f"Module `builtins` > {heading}"
+    return Chunk(name + heading, f"## {heading}\n\n{text}", title, None, library, 0, 10)
+
+
+def test_an_error_the_question_reports_gains_nothing_for_its_name_and_the_fix_comes_first() -> None:
+    error = signature("class `KeyError(LookupError)`", "Mapping key not found.", library="/python/builtins")
+    fix = signature("`toolkit.lookup(mapping, key, default=None)`", "Return the value for key, else default.")
+    assert reported_errors("KeyError when reading a key that may be missing") == {"keyerror"}
+    assert order("KeyError when reading a key that may be missing", [fix, error], [9.0, 7.0])[0] == "toolkit.lookup"
+    # caught, raised or handled, the error is what the question asks about
+    assert reported_errors("how do I catch a KeyError from a lookup") == frozenset()
+    assert order("how do I catch a KeyError from a lookup", [fix, error], [9.0, 7.0])[0] == "KeyError"
+
+
+def test_an_api_with_a_parameter_the_question_names_comes_first() -> None:
+    head = signature("`toolkit.head(url, headers=None)`", "Send a HEAD request.")
+    fetch = signature("`toolkit.fetch(url, *, follow_redirects=False, **kwargs)`", "Fetch a resource.")
+    assert parameters_of(fetch) == ["url", "follow_redirects"]
+    assert parameters_of(signature("class `toolkit.Client(Base)`", "A client.")) == []  # bases are no parameters
+    assert order("how do I follow redirects", [head, fetch], [9.0, 8.0])[0] == "toolkit.fetch"
+
+
+def test_a_parameter_named_like_the_library_asked_about_is_no_match() -> None:
+    # "FastAPI" is the library: `fail_fast` shares its word `fast`, not what the question asks
+    websocket = signature("`fastapi.websocket(path)`", "Declare a websocket route.", library="/pypi/fastapi")
+    route = signature("`fastapi.route(path, fail_fast=None)`", "Declare a route.", library="/pypi/fastapi")
+    assert library_words("use FastAPI", "fastapi") >= {"fastapi", "fast", "api"}
+    ranked = order("use FastAPI for this", [websocket, route], [9.0, 8.5], hint="/pypi/fastapi")
+    assert ranked[0] == "fastapi.websocket"
+
+
+def test_the_members_of_two_lower_case_classes_are_two_apis() -> None:
+    date = api("datetime.date.fromisoformat", "Construct a date from an ISO string.", "/python/datetime", "date")
+    again = api("datetime.date.fromisoformat", "Raises ValueError for a malformed one.", "/python/datetime", "date")
+    moment = api("datetime.datetime.fromisoformat", "Build a datetime from ISO text.", "/python/datetime", "datetime")
+    assert passage_api(date) == "datetime.date.fromisoformat" != passage_api(moment)
+    assert passage_api(api("asyncio.tasks.gather", "Run awaitables.")) == "asyncio.gather"  # a module is no class
+    ranked = order("fromisoformat", [date, again, moment], [9.0, 8.9, 8.0])
+    assert ranked == ["datetime.date.fromisoformat", "datetime.datetime.fromisoformat", "datetime.date.fromisoformat"]
+
+
+def test_a_deprecated_api_comes_after_the_current_one() -> None:
+    old = signature("`toolkit.Model.json(self)` (deprecated)", "**Deprecated.** Use `model_dump_json` instead.")
+    new = signature("`toolkit.Model.model_dump_json(self, *, indent=None)`", "Serialise the model to JSON.")
+    assert order("serialize the model to a json string", [old, new], [9.0, 8.5])[0] == "toolkit.Model.model_dump_json"
+
+
+def test_a_lower_case_class_the_question_names_counts_as_its_members_owner() -> None:
+    time = api("datetime.time.replace", "Return a time with new values.", "/python/datetime", "time")
+    moment = api("datetime.datetime.replace", "Return a datetime with new values.", "/python/datetime", "datetime")
+    assert (
+        order("replace the tzinfo of a datetime object", [time, moment], [9.0, 9.0])[0] == "datetime.datetime.replace"
+    )
