@@ -40,3 +40,10 @@ def test_the_table_goes_one_way_from_asked_words_to_documented_ones() -> None:
     for asked, documented in THESAURUS.items():
         assert asked == asked.lower() and documented, asked
         assert all(word and word == word.strip() for word in documented), asked
+
+
+def test_everyday_phrasings_of_types_dates_and_forms_bring_the_apis_for_them() -> None:
+    assert expansion("check if a value is a string type") == ["str", "isinstance"]
+    assert expansion("add 30 days to a date") == ["timedelta"]
+    assert expansion("send form data with httpx") == ["post", "urlencoded"]
+    assert expansion("round a Decimal to two decimal places") == ["quantize"]  # "round" it has
