@@ -15,7 +15,8 @@ from dataclasses import dataclass
 from almanac.text.code import label_code
 
 _PASSAGE = re.compile(r"^### (?P<number>\d+)\. (?P<title>.+)\n(?P<where>Library: .*)\n", re.M)
-_SIGNATURE = re.compile(r"^#{1,6} (?P<kind>class )?`(?P<signature>[^`]+)`\s*$", re.M)
+# a heading's marks after the name (`rag.chunking`'s "(deprecated)", "(internal)") are no part of the signature
+_SIGNATURE = re.compile(r"^#{1,6} (?P<kind>class )?`(?P<signature>[^`]+)`(?: \((?:deprecated|internal)\))*\s*$", re.M)
 _FENCED = re.compile(r"^```[\w+-]*\n.*?^```", re.M | re.S)
 MAX_PARAGRAPH_CHARS = 900
 MAX_EXAMPLE_LINES = 25

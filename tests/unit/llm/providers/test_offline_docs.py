@@ -94,3 +94,17 @@ def test_signatures_read_as_the_user_writes_them() -> None:
         == "class json.JSONDecoder"
     )
     assert signature_of("## class `x.Sub(x.Base)`", "https://x.example/") == "class x.Sub(x.Base)"
+
+
+def test_a_deprecated_apis_answer_keeps_its_signature_and_says_what_to_use_instead() -> None:
+    result = (
+        "Documentation for **pydantic** (`/pypi/pydantic`) from local: 1 passage.\n\n"
+        "### 1. Module `pydantic.main` > class `pydantic.main.BaseModel` > `pydantic.main.BaseModel.dict(self)` "
+        "(deprecated)\nLibrary: /pypi/pydantic · Source: https://example.org/pydantic\n\n"
+        "### `pydantic.main.BaseModel.dict(self) -> dict` (deprecated)\n\n"
+        "**Deprecated.** The `dict` method is deprecated; use `model_dump` instead."
+    )
+    answer = compact_answer(result, "q1-t1")
+    assert answer is not None
+    assert "```python\npydantic.main.BaseModel.dict() -> dict\n```" in answer
+    assert "use `model_dump` instead" in answer and "(deprecated)`" not in answer
