@@ -128,7 +128,7 @@ def owned_by_class(chunk: Chunk) -> bool:
     `datetime.date`` above `datetime.date.fromisoformat`), whatever the class's name looks like."""
     headings = chunk.title.split(" > ")
     owner = symbol_of(chunk).rpartition(".")[0]
-    return bool(owner) and len(headings) > 1 and re.match(rf"class `{re.escape(owner)}[`(]", headings[-2]) is not None
+    return bool(owner) and len(headings) > 1 and headings[-2].startswith((f"class `{owner}`", f"class `{owner}("))
 
 
 def same_api(symbol: str, name: str) -> bool:
@@ -322,6 +322,13 @@ def arrange(
     # a parameter named like the library asked about (`fail_fast` for "FastAPI") is no word of the question's ask
     about = hint or focus
     named = terms - library_words(question, library_name(about)) if about else terms
+    matched: dict[str, float] = {}  # candidates share most parameter names (`timeout`, `headers`): each matched once
+
+    def parameter(name: str) -> float:
+        if name not in matched:
+            matched[name] = name_match(name, named, rarity)
+        return matched[name]
+
     several = len({chunk.library for chunk in chunks}) > 1
     best, worst = max(scores), min(scores)
     spread = best - worst
@@ -337,9 +344,7 @@ def arrange(
             value += 0.0 if failed else config.symbol_bonus * name_match(name, words, rarity)
             if name.lower() in written and not failed:
                 value += config.code_bonus
-            value += config.parameter_bonus * max(
-                (name_match(p, named, rarity) for p in parameters_of(chunk)), default=0
-            )
+            value += config.parameter_bonus * max((parameter(p) for p in parameters_of(chunk)), default=0.0)
             if owners and (owners[-1][:1].isupper() or owned_by_class(chunk)):
                 value += config.owner_bonus * name_match(owners[-1], words, rarity)
             if is_private(symbol):
