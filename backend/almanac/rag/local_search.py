@@ -146,8 +146,9 @@ class LocalIndex:
     def share(self, word: str, library: str) -> float:
         """The share of the chunks containing `word` (as BM25 terms) that belong to `library`: near 1 for a
         distinctive name (`httpx`), low for an ordinary word that also names a library (`string`, `copy`).
-        1 when no chunk contains it."""
-        containing = np.flatnonzero(self.bm25.scores(word) > 0)
+        1 when no chunk contains it. The word is taken whole, however it is written: "FastAPI" or "Jinja2" as
+        tokens would also be their parts (`fast`, `api`; `2`), which half the index contains."""
+        containing = np.flatnonzero(self.bm25.scores(word.lower()) > 0)
         if not len(containing):
             return 1.0
         return float(np.isin(containing, self._family(library)).sum()) / len(containing)

@@ -228,6 +228,19 @@ async def test_a_word_most_passages_share_says_little_for_an_api_named_by_it() -
     assert [symbol_of(p.chunk) for p in result.passages[:2]] == ["kit.locate", "kit.Path"]
 
 
+def test_a_library_name_is_as_distinctive_however_the_question_writes_it() -> None:
+    # "FastKit" as tokens is also `fast` and `kit`, which every other passage here has: the name is taken whole
+    libraries = {"/pypi/fastkit": Library("/pypi/fastkit", "fastkit", "", "package", "1", None)}
+    chunks = [
+        Chunk("a", "## `fastkit.serve(app)`\n\nServe a fastkit app.", "Module `fastkit`", None, "/pypi/fastkit", 0, 5)
+    ]
+    chunks += [Chunk(f"o{i}", f"A fast kit number {i}.", "Guide", None, "/pypi/other", 1 + i, 5) for i in range(20)]
+    index = LocalIndex(
+        libraries, chunks, BM25Index.build([index_text(c) for c in chunks]), None, None, datetime.now(UTC)
+    )
+    assert index.share("fastkit", "/pypi/fastkit") == index.share("FastKit", "/pypi/fastkit") == 1.0
+
+
 async def test_a_library_named_by_an_ordinary_word_is_a_hint_and_every_library_is_searched() -> None:
     index = _local_index()
     assert index.share("string", "/python/string") < 0.5  # an ordinary word here
