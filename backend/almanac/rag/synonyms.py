@@ -168,6 +168,8 @@ THESAURUS: Mapping[str, tuple[str, ...]] = {
     "escape": ("quote", "escape"),
     "status code": ("status_code", "raise_for_status"),
     "http error": ("raise_for_status", "httperror", "httpstatuserror"),
+    # an HTTP status by its number: the web frameworks' exception carrying a status code
+    **dict.fromkeys(("400", "401", "403", "404", "409", "422", "500"), ("http", "exception", "status_code")),
     "server sent events": ("sse", "eventsource"),
     "send email": ("smtplib", "smtp", "send_message"),
     "browser": ("webbrowser",),

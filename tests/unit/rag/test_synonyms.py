@@ -47,3 +47,8 @@ def test_everyday_phrasings_of_types_dates_and_forms_bring_the_apis_for_them() -
     assert expansion("add 30 days to a date") == ["timedelta"]
     assert expansion("send form data with httpx") == ["post", "urlencoded"]
     assert expansion("round a Decimal to two decimal places") == ["quantize"]  # "round" it has
+
+
+def test_an_http_status_by_its_number_brings_the_exception_that_carries_it() -> None:
+    assert expansion("return a 404 error from an endpoint") == ["http", "exception", "status_code"]
+    assert expansion("retry up to 4 times") == []
