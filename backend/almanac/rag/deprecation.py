@@ -1,9 +1,10 @@
-"""Whether a class or function its source marks as deprecated is, and what to use instead, read with `ast`.
+"""Which classes and functions their source marks as deprecated, and what to use instead, read with `ast`.
 
 A deprecated API keeps its old, plain name (pydantic's `BaseModel.dict` and `json`, `parse_obj`, `validator`), so a
 question's words match it as well as they match its replacement (`model_dump`) — often better. The local index marks
 its heading (`chunking.DEPRECATED_MARK`) and opens its passage with the reason, so that the ranking puts the
-replacement first (`ranking.is_deprecated`) and a reader who still gets it sees what to call instead.
+replacement first (`chunking.is_deprecated_title`, `RankingConfig.deprecated_penalty`) and a reader who still gets
+it sees what to call instead.
 
 An API is deprecated when its source says so for the whole API, in one of the ways packages do:
 
