@@ -209,6 +209,9 @@ THESAURUS: Mapping[str, tuple[str, ...]] = {
 
 
 _WORD = re.compile(r"[a-z0-9]+")
+# a name written as code (`parse_obj`, `json.loads`): its parts are the API's, not the question's words ("NaN" and
+# other capitals stay words)
+_CODE = re.compile(r"\b[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+\b|\b\w*_\w*\b")
 
 
 def _words(text: str) -> list[str]:
@@ -230,8 +233,9 @@ _ENTRIES = [(_words(asked), documented) for asked, documented in THESAURUS.items
 
 def expansion(question: str) -> list[str]:
     """The documentation's words for the words and phrases of `question` in `THESAURUS` (as written, plural or a
-    verb's form: `_same`) that the question does not already have (by stem), in the table's order, each once."""
-    words = _words(question)
+    verb's form: `_same`) that the question does not already have (by stem), in the table's order, each once. A name
+    the question writes as code is no words of its own ("parse_obj" asks for that API, not for parsing)."""
+    words = _words(_CODE.sub(" ", question))
     have = set(tokenize(question))
     found: dict[str, None] = {}
     for asked, documented in _ENTRIES:

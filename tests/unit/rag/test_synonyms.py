@@ -52,3 +52,10 @@ def test_everyday_phrasings_of_types_dates_and_forms_bring_the_apis_for_them() -
 def test_an_http_status_by_its_number_brings_the_exception_that_carries_it() -> None:
     assert expansion("return a 404 error from an endpoint") == ["http", "exception", "status_code"]
     assert expansion("retry up to 4 times") == []
+
+
+def test_a_name_written_as_code_is_no_words_of_the_question() -> None:
+    # "parse_obj" asks for that API, not for parsing (it brought `json.loads`)
+    assert expansion("how do I use parse_obj in pydantic") == []
+    assert expansion("use json.loads to parse a string") == ["deserialize", "decode"]  # "parse" itself still counts
+    assert "isnan" in expansion("which values of an array are NaN")  # a word in capitals is still a word
