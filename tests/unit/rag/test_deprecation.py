@@ -26,6 +26,14 @@ def test_a_named_alternative_is_said_as_what_to_use_instead() -> None:
     assert deprecation(_definition(langchain)) == "Use `invoke` instead."
 
 
+def test_a_decorator_named_for_one_deprecation_deprecates_the_api() -> None:
+    # SQLAlchemy's `deprecated_20`: deprecated as of a version
+    node = _definition(
+        "@util.deprecated_20(':meth:`.Query.get`', alternative='Session.get')\ndef get(self, ident): ..."
+    )
+    assert deprecation(node) == ":meth:`.Query.get` Use `Session.get` instead."
+
+
 def test_a_decorator_deprecating_parameters_leaves_the_api_current() -> None:
     assert deprecation(_definition("@util.deprecated_params(x=('2.0', 'gone'))\ndef f(x=None): ...")) is None
     assert deprecation(_definition("@functools.cache\ndef f(): ...")) is None
