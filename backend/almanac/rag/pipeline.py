@@ -32,7 +32,7 @@ from almanac.rag.chunking import Chunk
 from almanac.rag.hybrid import index_text
 from almanac.rag.local_search import STANDARD_LIBRARY
 from almanac.rag.priority import library_name
-from almanac.rag.query import LIBRARY_ID, ParsedQuery, QueryParser, clean_library, guess_library, topic_of
+from almanac.rag.query import LIBRARY_ID, ParsedQuery, QueryParser, clean_library, guess_library, request_of, topic_of
 from almanac.rag.ranking import RankingConfig, arrange, diversify
 from almanac.rag.rerank import DenseReorder, Reranker
 from almanac.rag.select import LibrarySelector, means_standard_library, normalise_name
@@ -110,6 +110,7 @@ class DocumentationPipeline:
         if len(query) > MAX_QUERY_CHARS:
             notes.append(f"The query was {len(query):,} characters; only the first {MAX_QUERY_CHARS:,} were used.")
             query = query[:MAX_QUERY_CHARS]
+        query = request_of(query)  # "What's the best way to…", "any ideas?": how it is asked is no word of what
         library_name = clean_library(request.library or "") or None  # "pydantic's", "fastapi==0.110"
         parsed = await self.parser.parse(query)
         if library_name:  # the library asked for wins; the APIs a chat model expects still count

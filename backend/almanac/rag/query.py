@@ -7,7 +7,10 @@ name; offline, rules do it: an explicit Context7 ID, a known library name (a sta
 topic is the request without the library (and its possessive: "sqlalchemy's pool" → "pool"), the question's
 boilerplate, connectives opening a sentence ("And how do I…"), requests to the assistant ("can you", "please", "tell
 me") and requests to consult the documentation ("check the X docs", "look it up in the documentation"). The model's
-answer is cleaned the same way, so neither path lets such filler into the topic.
+answer is cleaned the same way, so neither path lets such filler into the topic. Before any of it, the question
+loses how it is framed (`request_of`: "What's the best way to…", "I'm not sure which function to use", "any
+ideas?", a closing "in Python"), for every step after: the ranking reads the question's words as API names
+("call", "help", "function" are names too) and the reorder embeds the question.
 """
 
 from __future__ import annotations
@@ -166,6 +169,44 @@ class QueryParser(Protocol):
     async def parse(self, query: str) -> ParsedQuery:
         """The library (None if none is evident) and the topic of a documentation request."""
         ...
+
+
+# How a question is framed rather than what it asks: the kind of answer wanted ("the best way to", "is it possible
+# to", "which function should I use"), doubt and appeals ("I'm not sure which…", "any ideas?", "pls help") — none
+# names the subject, and their words ("function", "call", "help", "best") would match API names
+_FRAMING = re.compile(
+    r"\b(?:(?:what(?:'s|’s| is| are)\s+)?(?:the\s+|an?\s+)?(?:most\s+)?"
+    r"(?:best|easiest|simplest|quickest|fastest|cleanest|right|correct|proper|recommended|preferred|idiomatic|"
+    r"pythonic|standard|usual|common|good|better|efficient|elegant|modern|canonical)\s+"
+    r"(?:way|ways|method|approach|practice|practices|solution)(?:\s+(?:to|for|of|in python))?|"
+    r"is\s+(?:it|there)\s+(?:possible|a\s+way|any\s+way)\s+(?:to|for)|"
+    r"is\s+there\s+(?:a|an|any)\s+(?:function|method|api|built-?in|class|module|library|package)\s+(?:to|for|that)|"
+    r"i(?:'m|’m| am)\s+not\s+sure\s+(?:which|what|how|if|whether)(?:\s+(?:function|method|api|class|module|"
+    r"library|one))?(?:\s+(?:to|i\s+should|should\s+i)\s+(?:use|call))?|"
+    r"(?:which|what)\s+(?:function|method|api|class|module|library|package)s?\s+(?:should|do|can|could|would)\s+"
+    r"(?:i|we|you)\s+(?:use|call)|"
+    r"(?:which|what)\s+(?:function|method|api|class|module|library|package)s?\s+to\s+(?:use|call)|"
+    r"what\s+(?:should|do|can|could|would)\s+(?:i|we)\s+(?:use|call)|"
+    r"(?:any|some)\s+(?:ideas?|suggestions?|tips?|pointers?|help|advice)|"
+    r"(?:pls|plz|please)?\s*help(?:\s+(?:me|needed|wanted))?(?=\s*[:!,.\-—]|$)|"
+    r"^\s*(?:i\s+)?need\s+to|"
+    r"^\s*(?:pls|plz)\b|"
+    r"\s(?:in|with|using)\s+python(?:\s*3)?(?=\s*[?.!]?\s*$))",
+    re.I,
+)
+
+
+def request_of(query: str) -> str:
+    """The question without its framing: connectives and greetings opening a sentence, requests to the assistant
+    and how the answer is asked for ("What's the best way to…", "I'm not sure which function to use", "any
+    ideas?"); the question itself when nothing else is left. Everything else is kept as written."""
+    text = _CONNECTIVE.sub(r"\1 ", query.strip())
+    text = _INSTRUCTION.sub(" ", text)
+    text = _FRAMING.sub(" ", text)
+    text = re.sub(r"\s+([?.!,;:])", r"\1", " ".join(text.split()))
+    text = re.sub(r"[?.!,;:]+(?=[?.!,;:])", "", text)  # "a url.?" once "What should I use" is gone
+    text = re.sub(r"^[\s?.!,;:\-—]+|\s+(?:but|and|or|so)(?=[?.!]?$)", "", text)  # and a conjunction left dangling
+    return text if re.search(r"\w", text) else query
 
 
 def topic_of(query: str, library: str | None) -> str:

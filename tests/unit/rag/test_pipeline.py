@@ -594,3 +594,19 @@ async def test_a_question_in_other_words_than_the_documentations_finds_the_api_f
     # the question's own words alone rank another passage first (RAG_SYNONYMS=false)
     plain = await _local_pipeline(index, synonyms=False).run(DocRequest(question))
     assert symbol_of(plain.passages[0].chunk) != answer
+
+
+async def test_how_a_question_is_framed_does_not_choose_the_api() -> None:
+    chunks = [
+        api_passage("/python/urllib", "urllib.parse.urlsplit", "Split a URL string into its five components."),
+        api_passage("/python/subprocess", "subprocess.call", "Run the command described by args and wait for it."),
+        api_passage("/python/builtins", "help", "Invoke the built-in help system."),
+    ]
+    index = small_index(
+        {"/python/urllib": "urllib", "/python/subprocess": "subprocess", "/python/builtins": "builtins"}, chunks
+    )
+    pipeline = _local_pipeline(index)
+    for question in ("Which function should I call to split a URL?", "pls help: split a URL string"):
+        result = await pipeline.run(DocRequest(question))
+        # the framing's words ("call", "help") name APIs too, which have nothing to do with the question
+        assert [symbol_of(p.chunk) for p in result.passages] == ["urllib.parse.urlsplit"], question

@@ -9,6 +9,7 @@ from almanac.rag.query import (
     RuleQueryParser,
     clean_library,
     parse_json_object,
+    request_of,
     rule_libraries,
     rule_library,
     topic_of,
@@ -227,3 +228,38 @@ async def test_connectives_and_requests_to_the_assistant_stay_out_of_the_topic(
 )
 def test_a_librarys_word_in_an_idiom_names_no_library(query: str, named: list[str]) -> None:
     assert rule_libraries(query, ["time", "asyncio"]) == named
+
+
+@pytest.mark.parametrize(
+    ("question", "asked"),
+    [
+        ("What's the best way to split a url into its parts in Python?", "split a url into its parts?"),
+        ("I'm trying to parse a date but I'm not sure which function to use", "parse a date"),
+        ("Which function should I call to read a file line by line?", "to read a file line by line?"),
+        ("Is it possible to retry a request with httpx?", "retry a request with httpx?"),
+        ("Is there a function to flatten a list?", "flatten a list?"),
+        ("Need to merge two dicts, any suggestions?", "merge two dicts?"),
+        ("pls help: sort a dict by value", "sort a dict by value"),
+        ("I want to hash a password. What should I use?", "hash a password?"),
+        ("And what is the most pythonic way to reverse a string?", "reverse a string?"),
+    ],
+)
+def test_how_a_question_is_framed_is_no_part_of_what_it_asks(question: str, asked: str) -> None:
+    assert request_of(question) == asked
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        # the same words as the subject's own stay
+        "call a function with a timeout",
+        "show the help text of a click command",
+        "find the best match for a word in a list",
+        "which is faster, a list or a tuple?",
+        "run pytest in python 3.12 mode",
+        # nothing but framing: the question as it was
+        "any ideas?",
+    ],
+)
+def test_words_of_the_subject_are_kept(question: str) -> None:
+    assert request_of(question) == question
