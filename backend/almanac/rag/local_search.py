@@ -21,6 +21,7 @@ import numpy as np
 from almanac.rag.bm25 import BM25Index
 from almanac.rag.chunking import Chunk
 from almanac.rag.embeddings.base import Embedder, EmbeddingError
+from almanac.rag.embeddings.minilm import vocabulary_words
 from almanac.rag.fields import FieldIndex, FieldWeights, module_of
 from almanac.rag.hybrid import HybridConfig, fuse
 from almanac.rag.local_docs import Library
@@ -29,6 +30,7 @@ from almanac.rag.popularity import Popularity
 from almanac.rag.python_reference import from_bytes
 from almanac.rag.ranking import within
 from almanac.rag.retriever import Hit, top_k
+from almanac.rag.spelling import Speller, word_frequencies
 from almanac.rag.vectors import VectorIndex
 from almanac.storage import docs as store
 from almanac.storage.db import Database
@@ -59,6 +61,7 @@ class LocalIndex:
     # embedding progresses do not change it); see `fields()`.
     field_index: FieldIndex | None = field(default=None, repr=False, compare=False)
     mention_counts: tuple[list[Chunk], Mentions] | None = field(default=None, repr=False, compare=False)  # likewise
+    spelling: tuple[list[Chunk], Speller] | None = field(default=None, repr=False, compare=False)  # likewise
     _fields_lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)
     _standard: np.ndarray | None = field(default=None, init=False, repr=False, compare=False)  # STANDARD_LIBRARY's rows
     _imports: Mapping[str, frozenset[str]] | None = field(default=None, init=False, repr=False, compare=False)
@@ -91,10 +94,19 @@ class LocalIndex:
 
     def warm(self) -> None:
         """Compute what searches use once, here rather than on the first question: the fields (~3 s for 78,000
-        chunks), the import names (~0.1 s) and the mentions (~1 s)."""
+        chunks), the import names (~0.1 s), the mentions (~1 s) and the speller (~1.5 s)."""
         self.fields()
         self.import_names()
         self.mentions()
+        self.speller()
+
+    def speller(self) -> Speller:
+        """Reads a question's misspelt words as the passages' words (`spelling.py`). Computed once."""
+        with self._fields_lock:
+            if self.spelling is None or self.spelling[0] is not self.chunks:
+                texts = (f"{chunk.title}\n{chunk.text}" for chunk in self.chunks)
+                self.spelling = (self.chunks, Speller(word_frequencies(texts), known=vocabulary_words()))
+            return self.spelling[1]
 
     def mentions(self) -> Mentions:
         """How many other APIs of its package call each API in their passages (`mentions.py`). Computed once."""

@@ -111,12 +111,17 @@ class DocumentationPipeline:
             notes.append(f"The query was {len(query):,} characters; only the first {MAX_QUERY_CHARS:,} were used.")
             query = query[:MAX_QUERY_CHARS]
         query = request_of(query)  # "What's the best way to…", "any ideas?": how it is asked is no word of what
+        primary = self.source.active() if isinstance(self.source, AutoSource) else self.source
+        if isinstance(primary, LocalSource):  # "conver a string to datetiem": the documentation's words
+            spelled = await primary.spelled(query, request.progress)
+            if spelled.changes:
+                query = spelled.text
+                notes.append("Read " + ", ".join(f"“{typed}” as “{read}”" for typed, read in spelled.changes) + ".")
         library_name = clean_library(request.library or "") or None  # "pydantic's", "fastapi==0.110"
         parsed = await self.parser.parse(query)
         if library_name:  # the library asked for wins; the APIs a chat model expects still count
             parsed = ParsedQuery(library_name, topic_of(query, library_name), parsed.apis)
         given = (request.topic or "").strip()  # the caller's topic: it narrows the search, the question's words stay
-        primary = self.source.active() if isinstance(self.source, AutoSource) else self.source
         explicit = library_name is not None
 
         async def answer(source: DocSource) -> DocResult:

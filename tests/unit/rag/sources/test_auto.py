@@ -17,6 +17,7 @@ from almanac.rag.sources.auto import AutoSource
 from almanac.rag.sources.base import LibraryInfo, StaticCorpus
 from almanac.rag.sources.context7 import Context7Source
 from almanac.rag.sources.local import EVERYTHING, LocalSource
+from almanac.rag.spelling import Spelled
 
 
 class Local(LocalSource):
@@ -27,6 +28,9 @@ class Local(LocalSource):
 
     async def ready(self, report: object = None) -> None:
         return None
+
+    async def spelled(self, query: str, report: object = None) -> Spelled:
+        return Spelled(query)
 
     async def libraries(self, name: str, query: str, *, loose: bool = True) -> list[LibraryInfo]:
         return []
