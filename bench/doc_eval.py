@@ -18,10 +18,17 @@ expected name's other parts in the symbol in order: `sqlalchemy.orm.Session` mat
 question took (an embedding cache that is empty or warm makes the difference in the reorder phase).
 
     python bench/doc_eval.py [--phase bm25|reorder|fuse|hybrid|all] [--split dev|heldout|all] [--misses] [--only WORD]
-                             [--model-apis P ...] [--library]
+                             [--model-apis P ...] [--library] [--framings] [--typos]
 
 With `--library`, each question's library is passed as the tool's `library` argument (as a chat model calling the
 tool names it: a search confined to that library) instead of being left to the question's words.
+
+With `--framings`, each phase runs again for each of several ways a developer frames the same question ("What's the
+best way to … in Python?", "I'm trying to … but I'm not sure which function to use", "pls help: …"; `FRAMINGS`): the
+answer should not depend on them.
+
+With `--typos`, each phase runs again with one longer word of each question misspelt (two letters swapped, one
+dropped, one doubled; `misspelt`), as fast typing does.
 
 With `--model-apis`, each phase runs again for each P with a simulated chat model that names the expected
 API (`ParsedQuery.apis`) right with probability P and a wrong, real one otherwise (`KnowingParser`).
@@ -33,6 +40,7 @@ import argparse
 import asyncio
 import json
 import random
+import re
 import sys
 import tempfile
 import time
@@ -68,6 +76,50 @@ class Question:
     library: str
     source: str
     split: str
+
+
+# How developers frame a question around what they ask ("{task}": the question without its "How do I")
+FRAMINGS = {
+    "How can I …?": "How can I {task}?",
+    "What's the best way to … in Python?": "What's the best way to {task} in Python?",
+    "Is there a way to …?": "Is there a way to {task}?",
+    "I want to …. What should I use?": "I want to {task}. What should I use?",
+    "I'm trying to … but not sure which function": "I'm trying to {task} but I'm not sure which function to use",
+    "pls help: …": "pls help: {task}",
+    "Any idea how to …?": "Any idea how to {task}?",
+    "Which function should I use to …?": "Which function should I use to {task}?",
+    "easiest way to … in python 3": "easiest way to {task} in python 3",
+}
+
+
+def framed(question: str, framing: str) -> str:
+    """`question` put in one of `FRAMINGS`."""
+    task = re.sub(r"^(?:how (?:do|can) i|how to)\s+", "", question.strip().rstrip("?"), flags=re.I)
+    return FRAMINGS[framing].format(task=task[:1].lower() + task[1:])
+
+
+# One word of five letters or more misspelt, as fast typing does (the word and place drawn from the question)
+TYPOS = ("swapped", "dropped", "doubled")
+
+
+def misspelt(question: str, typo: str) -> str:
+    """`question` with one of its longer words misspelt: two letters `swapped`, one `dropped` or `doubled`."""
+    words = [m for m in re.finditer(r"[A-Za-z]{5,}", question) if m.group().lower() not in _KEPT]
+    if not words:
+        return question
+    draw = random.Random(zlib.crc32(question.encode()))
+    word = draw.choice(words)
+    text, at = word.group(), draw.randrange(1, len(word.group()) - 2)
+    if typo == "swapped":
+        text = text[:at] + text[at + 1] + text[at] + text[at + 2 :]
+    elif typo == "dropped":
+        text = text[:at] + text[at + 1 :]
+    else:
+        text = text[:at] + text[at] + text[at:]
+    return question[: word.start()] + text + question[word.end() :]
+
+
+_KEPT = frozenset({"python", "which", "there", "their", "about", "using", "where", "from", "with", "into", "that"})
 
 
 def load_questions(path: Path = QUESTIONS) -> list[Question]:
@@ -154,19 +206,29 @@ PHASES = {"bm25": (None, False), "reorder": ("reorder", False), "fuse": ("fuse",
 
 
 async def evaluate(
-    pipeline: DocumentationPipeline, questions: Sequence[Question], *, misses: bool, library: bool = False
+    pipeline: DocumentationPipeline,
+    questions: Sequence[Question],
+    *,
+    misses: bool,
+    library: bool = False,
+    framing: str | None = None,
+    typo: str | None = None,
 ) -> list[int | None]:
     """Each question's rank of the first expected API (None: not among those returned); with `library`, the
-    question's library is passed as the tool's `library` argument, as a chat model calling the tool does."""
+    question's library is passed as the tool's `library` argument, as a chat model calling the tool does; with
+    `framing`, each question is asked in that framing (`FRAMINGS`); with `typo`, with a word misspelt so
+    (`misspelt`)."""
     ranks = []
     started = time.perf_counter()
     for q in questions:
-        result = await pipeline.run(DocRequest(q.question, library=q.library if library else None))
+        asked = framed(q.question, framing) if framing else q.question
+        asked = misspelt(asked, typo) if typo else asked
+        result = await pipeline.run(DocRequest(asked, library=q.library if library else None))
         symbols = [symbol_of(p.chunk) for p in result.passages]
         rank = first_hit(symbols, q.expected)
         ranks.append(rank)
         if misses and rank != 1:
-            print(f"  [{q.split}] rank {rank}: {q.question!r} expected {list(q.expected)}")
+            print(f"  [{q.split}] rank {rank}: {asked!r} expected {list(q.expected)}")
             print(f"      library {result.library.id}, topic {result.topic!r}")
             for symbol in symbols:
                 print(f"      - {symbol}")
@@ -226,6 +288,16 @@ async def main(argv: Sequence[str] | None = None) -> None:
         help="pass each question's library as the tool's `library` argument, as a chat model calling it does",
     )
     parser.add_argument(
+        "--framings",
+        action="store_true",
+        help="also run each phase with the questions framed as developers frame them (FRAMINGS)",
+    )
+    parser.add_argument(
+        "--typos",
+        action="store_true",
+        help="also run each phase with one word of each question misspelt (swapped, dropped, doubled letters)",
+    )
+    parser.add_argument(
         "--model-apis",
         type=float,
         nargs="*",
@@ -251,6 +323,12 @@ async def main(argv: Sequence[str] | None = None) -> None:
         )
         ranks = await evaluate(pipeline, questions, misses=args.misses, library=args.library)
         report(phase, questions, ranks, per_library=not args.no_libraries)
+        for framing in FRAMINGS if args.framings else ():
+            ranks = await evaluate(pipeline, questions, misses=False, library=args.library, framing=framing)
+            report(f"{phase}, asked as {framing!r}", questions, ranks, False)
+        for typo in TYPOS if args.typos else ():
+            ranks = await evaluate(pipeline, questions, misses=False, library=args.library, typo=typo)
+            report(f"{phase}, one word's letters {typo}", questions, ranks, False)
         rules = pipeline.parser
         for accuracy in args.model_apis or ():
             pipeline.parser = KnowingParser(rules, questions, accuracy)
