@@ -72,7 +72,7 @@ _CONNECTIVE = re.compile(
 _INSTRUCTION = re.compile(
     r"\b(?:(?:can|could|would|will) you|please|thanks?(?: you)?|help me(?: with)?|tell me|show me|let me know|"
     r"walk me through|give me|i (?:want|need|would like|'d like) to(?: know)?|"
-    r"i(?:'m| am) (?:trying|wondering)(?: to| how| if)?|"
+    r"i(?:'m| am) (?:trying|wondering)(?: to| how| if)?|i (?:have|got) to|"
     r"for me|(?:an? )?examples? of)\b",
     re.I,
 )
@@ -190,7 +190,7 @@ _FRAMING = re.compile(
     r"(?:any|some)\s+(?:ideas?|suggestions?|tips?|pointers?|help|advice)|"
     r"(?:pls|plz|please)?\s*help(?:\s+(?:me|needed|wanted))?(?=\s*[:!,.\-—]|$)|"
     r"^\s*(?:i\s+)?need\s+to|"
-    r"^\s*(?:pls|plz)\b|"
+    r"^\s*(?:pls|plz)\b|,?\s*how\s*\?\s*$|"
     r"\s(?:in|with|using)\s+python(?:\s*3)?(?=\s*[?.!]?\s*$))",
     re.I,
 )
@@ -199,8 +199,13 @@ _FRAMING = re.compile(
 def request_of(query: str) -> str:
     """The question without its framing: connectives and greetings opening a sentence, requests to the assistant
     and how the answer is asked for ("What's the best way to…", "I'm not sure which function to use", "any
-    ideas?"); the question itself when nothing else is left. Everything else is kept as written."""
-    text = _CONNECTIVE.sub(r"\1 ", query.strip())
+    ideas?"); a question written in capitals is read in lower case (its capitals say nothing: "HOW DO I PARSE
+    JSON" names no constant `PARSE`); the question itself when nothing else is left. Everything else is kept as
+    written."""
+    words = re.findall(r"[A-Za-z]{2,}", query)
+    shouted = sum(word.isupper() for word in words)
+    text = query.lower() if shouted >= 3 and shouted >= 0.6 * len(words) else query
+    text = _CONNECTIVE.sub(r"\1 ", text.strip())
     text = _INSTRUCTION.sub(" ", text)
     text = _FRAMING.sub(" ", text)
     text = re.sub(r"\s+([?.!,;:])", r"\1", " ".join(text.split()))

@@ -242,6 +242,9 @@ def test_a_librarys_word_in_an_idiom_names_no_library(query: str, named: list[st
         ("pls help: sort a dict by value", "sort a dict by value"),
         ("I want to hash a password. What should I use?", "hash a password?"),
         ("And what is the most pythonic way to reverse a string?", "reverse a string?"),
+        ("In my project I have to parse a date, how?", "In my project parse a date"),
+        # capitals say nothing when the whole question is written in them
+        ("HOW DO I PARSE A JSON STRING?", "how do i parse a json string?"),
     ],
 )
 def test_how_a_question_is_framed_is_no_part_of_what_it_asks(question: str, asked: str) -> None:
@@ -257,6 +260,7 @@ def test_how_a_question_is_framed_is_no_part_of_what_it_asks(question: str, aske
         "find the best match for a word in a list",
         "which is faster, a list or a tuple?",
         "run pytest in python 3.12 mode",
+        "send an HTTP GET with httpx and read the JSON",  # a few capitals among words: acronyms, as written
         # nothing but framing: the question as it was
         "any ideas?",
     ],
