@@ -89,13 +89,18 @@ FRAMINGS = {
     "Any idea how to …?": "Any idea how to {task}?",
     "Which function should I use to …?": "Which function should I use to {task}?",
     "easiest way to … in python 3": "easiest way to {task} in python 3",
+    "In my project I have to …, how?": "In my project I have to {task}, how?",
+    "HOW DO I … (in capitals)": "HOW DO I {TASK}",
+    "a sentence of context first": "I'm writing a small script for work. I need to {task}.",
+    "a sentence of venting after": "{Task}? I tried a few things but nothing worked.",
 }
 
 
 def framed(question: str, framing: str) -> str:
     """`question` put in one of `FRAMINGS`."""
     task = re.sub(r"^(?:how (?:do|can) i|how to)\s+", "", question.strip().rstrip("?"), flags=re.I)
-    return FRAMINGS[framing].format(task=task[:1].lower() + task[1:])
+    task = task[:1].lower() + task[1:]
+    return FRAMINGS[framing].format(task=task, Task=task[:1].upper() + task[1:], TASK=task.upper())
 
 
 # One word of five letters or more misspelt, as fast typing does (the word and place drawn from the question)
