@@ -188,7 +188,8 @@ _FRAMING = re.compile(
     r"(?:which|what)\s+(?:function|method|api|class|module|library|package)s?\s+to\s+(?:use|call)|"
     r"what\s+(?:should|do|can|could|would)\s+(?:i|we)\s+(?:use|call)|"
     r"(?:any|some)\s+(?:ideas?|suggestions?|tips?|pointers?|help|advice)|"
-    r"(?:pls|plz|please)?\s*help(?:\s+(?:me|needed|wanted))?(?=\s*[:!,.\-—]|$)|"
+    r"^\s*(?:(?:pls|plz|please)\s+)?help(?:\s+(?:me|needed|wanted))?\s*[:!,.\-—]|(?:pls|plz|please)\s+help\b|"
+    r"\bhelp\s+(?:needed|wanted)\b|"
     r"^\s*(?:i\s+)?need\s+to|"
     r"^\s*(?:pls|plz)\b|,?\s*how\s*\?\s*$|"
     r"\s(?:in|with|using)\s+python(?:\s*3)?(?=\s*[?.!]?\s*$))",
@@ -210,7 +211,7 @@ def request_of(query: str) -> str:
     text = _FRAMING.sub(" ", text)
     text = re.sub(r"\s+([?.!,;:])", r"\1", " ".join(text.split()))
     text = re.sub(r"[?.!,;:]+(?=[?.!,;:])", "", text)  # "a url.?" once "What should I use" is gone
-    text = re.sub(r"^[\s?.!,;:\-—]+|\s+(?:but|and|or|so)(?=[?.!]?$)", "", text)  # and a conjunction left dangling
+    text = re.sub(r"^[\s?.!,;:\-—]+|\s+(?:but|and|or|so)(?=[?.!]?$)|[\s,;:\-—]+$", "", text)  # and what dangles
     return text if re.search(r"\w", text) else query
 
 

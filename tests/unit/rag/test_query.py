@@ -240,6 +240,7 @@ def test_a_librarys_word_in_an_idiom_names_no_library(query: str, named: list[st
         ("Is there a function to flatten a list?", "flatten a list?"),
         ("Need to merge two dicts, any suggestions?", "merge two dicts?"),
         ("pls help: sort a dict by value", "sort a dict by value"),
+        ("Help! my list of dicts will not sort by a key, pls help", "my list of dicts will not sort by a key"),
         ("I want to hash a password. What should I use?", "hash a password?"),
         ("And what is the most pythonic way to reverse a string?", "reverse a string?"),
         ("In my project I have to parse a date, how?", "In my project parse a date"),
@@ -257,6 +258,8 @@ def test_how_a_question_is_framed_is_no_part_of_what_it_asks(question: str, aske
         # the same words as the subject's own stay
         "call a function with a timeout",
         "show the help text of a click command",
+        "show default values in the argparse help",
+        "add a description to the --help of a click command",
         "find the best match for a word in a list",
         "which is faster, a list or a tuple?",
         "run pytest in python 3.12 mode",
