@@ -89,8 +89,66 @@ _PROGRAMMING = frozenset(
     command commands compile compiler runtime install installation tensor vector vectors embedding embeddings
     npm node javascript typescript docker git github repository repo cache timeout retry retries backoff
     callback callbacks webhook oauth jwt auth authentication ssl tls certificate filename filenames wildcard
-    subcommand subcommands snippet heap enumeration""".split()
+    subcommand subcommands snippet heap enumeration substring substrings whitespace hex hexadecimal binary
+    pythonic os cpu ram program programs code loop loops newline newlines byte bit bits checksum deviation variance
+    median""".split()
 )
+# What a developer asks a program to do, as the first word of a request ("sleep without blocking the event
+# loop", "wrap a long paragraph to 70 columns", "Checking if a website is up"): a task for code to look up
+_TASKS = frozenset(
+    """get set print show sleep wrap represent calculate compute convert trim strip replace generate measure count
+    compress decompress iterate round exit increment decrement publish resize declare sort order join split
+    open close define exclude group run build stop expose embed insert prompt check parse match find extract
+    remove delete reverse read write create make add append load save send download upload fetch format encode
+    decode hash encrypt decrypt validate serialize deserialize copy move rename list filter flatten shuffle
+    truncate escape unescape capture schedule cancel kill wait retry limit mock patch import call connect listen
+    serve handle catch raise ignore suppress detect determine display plot compare combine merge zip unzip
+    transpose normalize tokenize paginate stream lock spawn terminate flush cache memoize profile time
+    benchmark debug inspect traverse walk watch register authenticate verify dump store persist migrate
+    initialize configure bind pick choose select update upgrade commit roll query install test log emit
+    subscribe clone pad chunk batch slice sum multiply divide subtract average concatenate duplicate
+    deduplicate dedupe search scan crawl scrape submit post pass return yield access assign initialise""".split()
+)
+_PEOPLE = frozenset({"me", "us", "him", "her", "them", "you"})
+_WRITING = frozenset({"poem", "poems", "story", "stories", "essay", "song", "joke", "jokes", "haiku", "speech"})
+_THINGS = frozenset({"it", "this", "that", "these", "those", "something", "anything", "everything"})
+_FILLER = frozenset({"a", "an", "the", "now", "please", "again", "here", "there", "up", "out", "off", "on", "in"})
+_LEAD_IN = re.compile(
+    r"^\s*(?:(?:please|pls|ok|okay|so|now|also|and|then)\b[\s,]*)*(?:(?:i|we)\s+(?:want|need|have|would like|'d like)"
+    r"\s+to\s+|(?:can|could|would)\s+you\s+|is\s+there\s+a\s+way\s+to\s+)?",
+    re.I,
+)
+
+
+def task_verb(word: str) -> str | None:
+    """The task a request's first word asks for (`_TASKS`), in any of its forms: "check", "checks",
+    "checking" all ask to check; None for any other word."""
+    word = word.lower()
+    stems = [word]
+    if word.endswith("ing") and len(word) > 5:
+        base = word[:-3]
+        stems += [base, base + "e", base[:-1] if len(base) > 2 and base[-1] == base[-2] else base]
+    elif word.endswith("es"):
+        stems += [word[:-2], word[:-1]]
+    elif word.endswith("s"):
+        stems.append(word[:-1])
+    return next((stem for stem in stems if stem in _TASKS), None)
+
+
+def task_request(query: str) -> bool:
+    """Whether a request asks for a task that code does, however plainly put: it opens with such a task
+    (`task_verb`, after "please", "I want to", "can you"…) done to something named — not to a person ("make me
+    a sandwich", "find a restaurant near me"), not a piece of writing ("write a poem") and not a thing left unnamed
+    ("stop it", "render this")."""
+    text = prose(query)
+    lead_in = _LEAD_IN.match(text)
+    words = re.findall(r"[A-Za-z][\w'-]*", text[lead_in.end() if lead_in else 0 :])
+    if len(words) < 2 or len(words) > 40 or task_verb(words[0]) is None:
+        return False
+    rest = {word.lower() for word in words[1:]}
+    return not rest & (_PEOPLE | _WRITING) and bool(rest - _THINGS - _FILLER)
+
+
 _CODE_NAME = re.compile(r"`[^`]+`|\b[A-Za-z]\w*_\w*[A-Za-z0-9]\b|\b[a-z]+[A-Z]\w*\b|\b[A-Z][a-z]+[A-Z]\w*\b|\b\w+\(\)")
 
 
@@ -112,10 +170,15 @@ def request_words(query: str) -> set[str]:
 
 def developer_request_rule(situation: Situation) -> list[PlannedCall]:
     """A request that says no "how do I" but is about code (tried after every other rule) →
-    `retrieve_documentation` with it: it names a thing of programming or writes a name as code."""
+    `retrieve_documentation` with it: it names a thing of programming, writes a name as code, or asks for a
+    task code does (`task_request`)."""
     if "retrieve_documentation" not in situation.tool_names:
         return []
-    if not (request_words(situation.query) & _PROGRAMMING or _CODE_NAME.search(prose(situation.query))):
+    words = request_words(situation.query)
+    words |= {part for word in words for part in word.split("-")}  # "non-ASCII" names ASCII
+    if {"regular", "expression"} <= words or {"regular", "expressions"} <= words:
+        words.add("regex")
+    if not (words & _PROGRAMMING or _CODE_NAME.search(prose(situation.query)) or task_request(situation.query)):
         return []
     return [PlannedCall("retrieve_documentation", {"query": situation.query})]
 
@@ -260,7 +323,13 @@ def _quote(text: str) -> str:
     return text
 
 
-_LONG = re.compile(r"\b(long|detailed|in detail|in depth|essay|tour)\b", re.I)
+# A long answer asked for ("a long tour", "a detailed explanation", "in depth") — not a long thing to work on ("wrap a
+# long paragraph", "how long a snippet takes")
+_LONG = re.compile(
+    r"\b(?:(?:long|detailed|lengthy|thorough)\s+(?:\w+\s+)?(?:answers?|explanation|response|reply|description|"
+    r"overview|tour|write-?up|guide)|in detail|in depth|essay|tour)\b",
+    re.I,
+)
 _TOUR = [
     (
         "Conversation memory",

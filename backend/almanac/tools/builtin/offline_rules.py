@@ -7,8 +7,8 @@
 - "list my workspace files" → `list_files`; "read notes.txt" → `read_file`;
   "write 'hello' to notes.txt" → `write_file`;
 - a request naming a library the documentation knows ("stop retrying after three attempts with tenacity",
-  and a listing asked for with one: "list all files in a folder with pathlib") → `retrieve_documentation`
-  (`library_rule`).
+  and a listing asked for with one: "list all files in a folder with pathlib"; a name that is an everyday word
+  too only where written as a library: "a progress bar with rich") → `retrieve_documentation` (`library_rule`).
 
 The explicit commands (code, SQL, web) are tried before every other rule; the file rules after all
 others, so a question about a repository's files still goes to the git tools; the library rule last of all.
@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable
 
-from almanac.llm.providers.offline import IntentRule, Situation, request_words
+from almanac.llm.providers.offline import IntentRule, Situation, prose, request_words
 from almanac.llm.providers.offline_intents import PlannedCall
 
 _LANGUAGES = {
@@ -147,16 +147,37 @@ _EVERYDAY = frozenset(
 
 def library_rule(libraries: Callable[[], Iterable[str]]) -> IntentRule:
     """A request naming one of `libraries` (read when asked: the documentation index may still be building) →
-    `retrieve_documentation` with it; a name that is an everyday word as well does not count."""
+    `retrieve_documentation` with it. A name that is an everyday word as well counts only where the request
+    writes it as a library: after "with", "using" or "via" ("a progress bar with rich"), before "module",
+    "library" or "package" ("the time module"), or as the first part of a dotted name (`time.sleep`)."""
 
     def rule(situation: Situation) -> list[PlannedCall]:
         if "retrieve_documentation" not in situation.tool_names:
             return []
-        known = {name.lower() for name in libraries()} - _EVERYDAY
-        named = request_words(situation.query) & known
-        return [PlannedCall("retrieve_documentation", {"query": situation.query})] if named else []
+        known = {name.lower() for name in libraries()}
+        named = request_words(situation.query) & (known - _EVERYDAY)
+        return (
+            [PlannedCall("retrieve_documentation", {"query": situation.query})]
+            if named or (written_as_library(situation.query) & known)
+            else []
+        )
 
     return rule
+
+
+_AS_LIBRARY = re.compile(
+    r"\b(?:with|using|via)\s+(?:the\s+)?([a-z][\w-]*)\b|\b([a-z][\w-]*)\s+(?:module|library|package|lib)\b"
+    r"|(?<![\w.])([a-z_]\w*)\.(?!(?:txt|md|csv|json|ya?ml|toml|ini|cfg|log|html?|xml|pdf|png|jpe?g|gif|zip|gz|tar|py|js|"
+    r"ts|sh|com|org|net|io|dev|example)\b)[a-z_]\w*\b(?!\.\w)",
+    re.I,
+)
+
+
+def written_as_library(query: str) -> set[str]:
+    """The words a request writes as a library's name, whatever else they mean (`written_as_library("show a
+    progress bar with rich")` is {"rich"}; "the time module", `time.sleep`: {"time"}); a web address or a file
+    name (`evil.example`, `notes.txt`) is no library's."""
+    return {next(group for group in match.groups() if group).lower() for match in _AS_LIBRARY.finditer(prose(query))}
 
 
 def files_rule_for(libraries: Callable[[], Iterable[str]]) -> IntentRule:

@@ -165,6 +165,30 @@ async def test_a_loosely_phrased_request_about_code_looks_up_the_documentation_t
     assert long.tool_calls == () and len(long.text) > 3000  # a long answer asked for: given, as before
 
 
+async def test_a_task_for_code_asked_plainly_looks_up_the_documentation() -> None:
+    # no "how do I", no word of programming: a request that opens with a task code does, done to something named
+    for question in (
+        "sleep without blocking the event loop",
+        "wrap a long paragraph to 70 columns",
+        "Checking if a website is up",
+        "please compress a folder before sending",
+        "I want to get the date 7 days before today",
+        "Replace non-ASCII characters with a space",
+        "Regular expression to remove line breaks",
+    ):
+        response = await complete(OfflineModel(), documentation_request(question))
+        assert [c.name for c in response.tool_calls] == ["retrieve_documentation"], question
+    for chatter in (
+        "make me a sandwich",  # a task for a person
+        "find a good restaurant near me",
+        "write a poem about cats",  # a piece of writing
+        "stop it",  # nothing named
+        "What is the best time to visit Norway?",
+        "tell me a joke",
+    ):
+        assert (await complete(OfflineModel(), documentation_request(chatter))).tool_calls == (), chatter
+
+
 async def test_its_usage_is_counted_with_the_shared_estimate_and_marked_estimated() -> None:
     answer = await complete(OfflineModel(), ask("What is the capital of France?"))
     assert answer.usage.estimated and answer.usage.input_tokens > 0 and answer.usage.output_tokens > 0

@@ -5,7 +5,7 @@ import pytest
 
 from almanac.llm.providers.offline import OfflineModel, Situation
 from almanac.llm.providers.offline_intents import PlannedCall
-from almanac.tools.builtin.offline_rules import plan_code, plan_files, plan_sql, plan_web, teach_tools
+from almanac.tools.builtin.offline_rules import library_rule, plan_code, plan_files, plan_sql, plan_web, teach_tools
 
 
 @pytest.mark.parametrize(
@@ -94,6 +94,12 @@ def test_a_request_naming_a_library_the_documentation_knows_looks_it_up_after_ev
         assert plan(model, question, *tools) == [PlannedCall("retrieve_documentation", {"query": question})]
     assert plan(model, "read notes.txt", *tools) == [PlannedCall("read_file", {"path": "notes.txt"})]  # files first
     assert plan(model, "what time is it", *tools) == []  # a library named by an everyday word alone is no sign
+    # … unless the request writes it as a library: after "with", before "module", or as a dotted name's first part
+    rule = library_rule(lambda: ["time", "click"])
+    for question in ("a progress bar with click", "what does the time module offer", "is time.monotonic safe"):
+        assert rule(situation(question, *tools)) == [PlannedCall("retrieve_documentation", {"query": question})]
+    for chatter in ("click the button", "visit time.example now"):  # a web address is no library's dotted name
+        assert rule(situation(chatter, *tools)) == []
     listing = "list all files in a folder recursively with pathlib"
     model = OfflineModel()
     teach_tools(model, lambda: ["pathlib"])
