@@ -114,9 +114,11 @@ def symbol_url(url: str | None, title: str) -> str | None:
 
 
 def _dotted(heading: str) -> str:
-    """The dotted name at the start of a heading such as "`a.b.C(base)`" or "class `a.b.C`"."""
-    text = heading.strip().strip("`")
-    for prefix in ("class ", "async ", "`"):
-        text = text.removeprefix(prefix)
-    found = _NAME.match(text.strip("`"))
+    """The dotted name a heading such as "`a.b.C(base)`", "class `a.b.C`" or "property `a.b.C.size`" names: the
+    first name written as code, whatever kind of object the words before it say it is."""
+    text = heading.strip()
+    if "`" in text:
+        text = text.split("`", 1)[1]
+    text = re.sub(r"^(?:class |async )+", "", text)
+    found = _NAME.match(text)
     return found.group(0).rstrip(".") if found else ""

@@ -19,6 +19,11 @@ def test_a_heading_path_names_its_module_and_object() -> None:
     assert passage_symbol(
         "Module `json.decoder` > class `json.decoder.JSONDecoder(object)` > `json.decoder.JSONDecoder.__init__(self)`"
     ) == Symbol("json.decoder", "json.decoder.JSONDecoder")
+    # whatever kind of object the heading says it is: a property, a coroutine
+    property_title = "Module `pathlib` > class `pathlib.PurePath(object)` > property `pathlib.PurePath.suffix: str`"
+    assert passage_symbol(property_title) == Symbol("pathlib", "pathlib.PurePath.suffix")
+    coroutine = "Module `asyncio.streams` > `async asyncio.streams.open_connection(host=None, port=None)`"
+    assert passage_symbol(coroutine) == Symbol("asyncio.streams", "asyncio.streams.open_connection")
 
 
 @pytest.mark.parametrize(
@@ -34,6 +39,11 @@ def test_a_heading_path_names_its_module_and_object() -> None:
         ),
         ("asyncio", "Module `asyncio.locks` > class `asyncio.locks.Lock`", "asyncio-sync.html#asyncio.Lock"),
         ("asyncio", "Module `asyncio.tasks`", "asyncio-task.html"),
+        (
+            "pathlib",
+            "Module `pathlib` > class `pathlib.PurePath(object)` > property `pathlib.PurePath.suffix: str`",
+            "pathlib.html#pathlib.PurePath.suffix",
+        ),
         ("json", "Module `json.decoder` > class `json.decoder.JSONDecoder(object)`", "json.html#json.JSONDecoder"),
         # a submodule with a page of its own
         ("os", "Module `os.path` > `os.path.join(a, *p)`", "os.path.html#os.path.join"),
