@@ -33,8 +33,10 @@ class Passage:
 
     @property
     def symbol(self) -> str:
-        """The heading path's last part, e.g. "asyncio.tasks.Task.cancel(self, msg=None)"."""
-        return self.title.split(" > ")[-1].strip().removeprefix("Module ").removeprefix("class ").strip("`")
+        """The heading path's last part as code, e.g. "asyncio.tasks.Task.cancel(self, msg=None)" (whatever kind of
+        object the words before it say it is: "class", "property")."""
+        last = self.title.split(" > ")[-1].strip().removeprefix("Module ")
+        return last.split("`")[1] if last.count("`") >= 2 else last.removeprefix("class ").strip("`")
 
     @property
     def name(self) -> str:
@@ -42,7 +44,8 @@ class Passage:
         anchor = self.url.partition("#")[2]
         if anchor and not anchor.startswith("module-"):
             return anchor
-        return self.symbol.removeprefix("async ").split("(", 1)[0].removesuffix(".__init__")
+        name = re.match(r"[\w.]*", self.symbol.removeprefix("async "))
+        return (name.group(0) if name else "").removesuffix(".__init__") or self.symbol
 
 
 def parse_passages(markdown: str) -> list[Passage]:
@@ -79,6 +82,18 @@ def merge_by_symbol(passages: list[Passage]) -> list[Passage]:
     return list(merged.values())
 
 
+_NOTE = re.compile(r"^Note: (?P<note>.+)$", re.M)
+# the note every search without a library gets: nothing went other than asked
+_ROUTINE_NOTE = "No library was named"
+
+
+def notes_of(markdown: str) -> list[str]:
+    """The result's notes that say the search went other than asked (a library the documentation does not have,
+    a word read as another, another source), before its first passage."""
+    head = _PASSAGE.split(markdown, maxsplit=1)[0]
+    return [m["note"].strip() for m in _NOTE.finditer(head) if not m["note"].startswith(_ROUTINE_NOTE)]
+
+
 def compact_answer(markdown: str, cite: str) -> str | None:
     """The answer to show for a documentation result, or None when it holds no passage."""
     passages = merge_by_symbol(parse_passages(markdown))
@@ -87,6 +102,7 @@ def compact_answer(markdown: str, cite: str) -> str | None:
     best, more = passages[0], passages[1:]
     library = best.library.rsplit("/", 1)[-1] or "the"
     parts = [f"(Offline model: the best match in the {library} documentation, quoted rather than explained [{cite}].)"]
+    parts += [f"*Note: {note}*" for note in notes_of(markdown)]
     heading = f"**`{best.name}`**"
     parts.append(f"{heading} — [source]({best.url})" if best.url else heading)
     signature, paragraph, example = _essentials(best)

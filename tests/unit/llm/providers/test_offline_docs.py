@@ -75,6 +75,30 @@ def test_a_result_without_passages_gives_no_compact_answer() -> None:
     assert compact_answer(empty, "q1-t1") is None
 
 
+def test_a_note_that_the_search_went_other_than_asked_comes_first() -> None:
+    noted = RESULT.replace(
+        '"cancel a task".\n',
+        "\"cancel a task\".\nNote: No library called 'trio' is in the local documentation; all of it was searched.\n"
+        "Note: Read “cancl” as “cancel”.\n",
+    )
+    _, first, second, heading, *_ = (compact_answer(noted, "q1-t1") or "").split("\n\n")
+    assert first == "*Note: No library called 'trio' is in the local documentation; all of it was searched.*"
+    assert second == "*Note: Read “cancl” as “cancel”.*" and heading.startswith("**`asyncio.Task.cancel`**")
+    routine = RESULT.replace('"cancel a task".\n', '"cancel a task".\nNote: No library was named, so all … searched.\n')
+    assert "Note:" not in (compact_answer(routine, "q1-t1") or "")  # nothing went other than asked
+
+
+def test_a_property_is_named_by_its_dotted_name_where_its_link_has_no_anchor() -> None:
+    result = (
+        'Documentation for **anthropic** (`/pypi/anthropic`) from local: 1 passage on "messages".\n\n'
+        "### 1. Module `anthropic` > class `anthropic.Anthropic(SyncAPIClient)` > "
+        "property `anthropic.Anthropic.messages: Messages`\n"
+        "Library: /pypi/anthropic · Source: https://docs.anthropic.com\n\n"
+        "### property `anthropic.Anthropic.messages: Messages`\n\nThe Messages API."
+    )
+    assert (compact_answer(result, "q1-t1") or "").split("\n\n")[1].startswith("**`anthropic.Anthropic.messages`**")
+
+
 def test_signatures_read_as_the_user_writes_them() -> None:
     def signature_of(heading: str, url: str) -> str:
         result = f"### 1. t\nLibrary: /python/x · Source: {url}\n\n{heading}\n\nDoes it."
