@@ -156,11 +156,11 @@ def build_services(settings: Settings, *, model: Model | None = None, summariser
         registry.register(tool)
     vault = token_vault(settings, database)
     mcp = build_mcp_client(settings, registry, environ=os.environ, cwd=Path.cwd(), tokens=vault)
-    teach(model, mcp)
+    teach(model, mcp, documentation.library_names)
     teach_tools(model, documentation.library_names)
 
     def teach_offline(offline: Model) -> None:
-        teach(offline, mcp)
+        teach(offline, mcp, documentation.library_names)
         teach_tools(offline, documentation.library_names)
 
     catalog = build_catalog(settings, chat_model=model, teach=teach_offline)

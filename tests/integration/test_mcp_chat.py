@@ -14,7 +14,9 @@ from tests.support import api_client, make_user
 
 from almanac.llm.fake import ScriptedModel, call, calls, reply
 from almanac.llm.messages import ToolResultBlock
+from almanac.llm.providers.offline import Situation
 from almanac.main import Services
+from almanac.mcp_client.offline_rules import git_rule
 from almanac.text.marking import DATA_RULE, as_data
 
 
@@ -193,3 +195,20 @@ async def test_an_mcp_result_reaches_the_model_marked_as_data_with_its_wrapper_e
     inside = expected.split("\n", 1)[1].rsplit("\n</data>", 1)[0]
     assert "</data" not in inside.lower() and "<data" not in inside.lower()  # nothing closes or fakes the wrapper
     assert "<\\/data>" in inside and "<\\data source=" in inside and "<\\/DATA >" in inside
+
+
+async def test_a_question_about_a_librarys_api_in_git_words_is_not_a_repository_question(
+    chat: tuple[Services, httpx.AsyncClient],
+) -> None:
+    services, _ = chat
+    assert services.mcp is not None
+    rule = git_rule(services.mcp, lambda: ["sqlalchemy", "time"])
+    tools = frozenset({"git__git_log", "retrieve_documentation"})
+
+    def planned(query: str) -> list[str]:
+        return [call.name for call in rule(Situation(query, 1, (), tools))]
+
+    assert planned("open a sqlalchemy session and commit changes") == []  # the documentation's, not git's
+    assert planned("what changed in the sqlalchemy models in the last 3 commits of the repo?") == ["git__git_log"]
+    assert planned("What changed in the last 2 commits?") == ["git__git_log"]
+    assert planned("what changed in the last commits this time?") == ["git__git_log"]  # "time" is no library here

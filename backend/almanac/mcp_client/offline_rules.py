@@ -9,10 +9,10 @@ running client knows (which registry names exist, which repository the git serve
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from almanac.llm.providers.offline import IntentRule, Situation
+from almanac.llm.providers.offline import IntentRule, Situation, names_library
 from almanac.llm.providers.offline_intents import PlannedCall
 from almanac.mcp_client.client import McpClient
 
@@ -95,12 +95,19 @@ def plan_github(query: str) -> Plan | None:
     return (tool, {"query": terms}) if terms else None
 
 
-def git_rule(client: McpClient) -> IntentRule:
-    """The rule for servers that serve git tools over a configured repository."""
+_REPOSITORY = re.compile(r"\b(git|repo|repository|working tree)\b", re.I)
+
+
+def git_rule(client: McpClient, libraries: Callable[[], Iterable[str]] = lambda: ()) -> IntentRule:
+    """The rule for servers that serve git tools over a configured repository. A request naming one of
+    `libraries` (the documentation's) and not the repository is about that library's API, whatever git words it
+    uses ("open a sqlalchemy session and commit changes"): not this rule's."""
 
     def rule(situation: Situation) -> list[PlannedCall]:
         plan = plan_git(situation.query)
         if plan is None:
+            return []
+        if names_library(situation.query, libraries()) and not _REPOSITORY.search(situation.query):
             return []
         tool, arguments = plan
         for server, names in _servers_with(client, tool):
@@ -130,12 +137,13 @@ def github_rule(client: McpClient) -> IntentRule:
     return rule
 
 
-def teach(model: object, client: McpClient) -> None:
-    """Add the MCP rules to `model` if it is the offline model (it has `add_rule`)."""
+def teach(model: object, client: McpClient, libraries: Callable[[], Iterable[str]] = lambda: ()) -> None:
+    """Add the MCP rules to `model` if it is the offline model (it has `add_rule`); `libraries` names the
+    libraries the documentation tool knows."""
     add_rule = getattr(model, "add_rule", None)
     if callable(add_rule):
         add_rule(github_rule(client))  # first: "search GitHub for git tools" is a search
-        add_rule(git_rule(client))
+        add_rule(git_rule(client, libraries))
 
 
 def _servers_with(client: McpClient, tool: str) -> list[tuple[str, Mapping[str, str]]]:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import json
 import re
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from almanac.llm.events import ModelEvent, StreamEnd, TextDelta, ToolCallReady
@@ -166,6 +166,36 @@ def prose(query: str) -> str:
 def request_words(query: str) -> set[str]:
     """The lower-case words of a request's prose (`prose`), for rules that look for telling words."""
     return {word.lower() for word in re.findall(r"[A-Za-z][\w\-]*[A-Za-z0-9]|[A-Za-z]", prose(query))}
+
+
+# Library names that are everyday words too ("what time is it", "click the button"): alone, not about code.
+_EVERYDAY = frozenset(
+    """abc array chunk click code copy email google io keyword locale mailbox math numbers profile queue random
+    rich select signal site stat string struct time token trace types wave cmd dis gc imp grp pwd uu this
+    turtle calendar almanac""".split()
+)
+_AS_LIBRARY = re.compile(
+    r"\b(?:with|using|via)\s+(?:the\s+)?([a-z][\w-]*)\b|\b([a-z][\w-]*)\s+(?:module|library|package|lib)\b"
+    r"|(?<![\w.])([a-z_]\w*)\.(?!(?:txt|md|csv|json|ya?ml|toml|ini|cfg|log|html?|xml|pdf|png|jpe?g|gif|zip|gz|tar|py|js|"
+    r"ts|sh|com|org|net|io|dev|example)\b)[a-z_]\w*\b(?!\.\w)",
+    re.I,
+)
+
+
+def written_as_library(query: str) -> set[str]:
+    """The words a request writes as a library's name, whatever else they mean (`written_as_library("show a
+    progress bar with rich")` is {"rich"}; "the time module", `time.sleep`: {"time"}); a web address or a file
+    name (`evil.example`, `notes.txt`) is no library's."""
+    return {next(group for group in match.groups() if group).lower() for match in _AS_LIBRARY.finditer(prose(query))}
+
+
+def names_library(query: str, libraries: Iterable[str]) -> bool:
+    """Whether a request names one of `libraries` (the documentation's): by a name of its own anywhere, or by a
+    name that is an everyday word as well where the request writes it as a library — after "with", "using" or
+    "via" ("a progress bar with rich"), before "module", "library" or "package" ("the time module"), or as the
+    first part of a dotted name (`time.sleep`)."""
+    known = {name.lower() for name in libraries}
+    return bool(request_words(query) & (known - _EVERYDAY) or written_as_library(query) & known)
 
 
 def developer_request_rule(situation: Situation) -> list[PlannedCall]:

@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable
 
-from almanac.llm.providers.offline import IntentRule, Situation, prose, request_words
+from almanac.llm.providers.offline import IntentRule, Situation, names_library
 from almanac.llm.providers.offline_intents import PlannedCall
 
 _LANGUAGES = {
@@ -137,47 +137,16 @@ def files_rule(situation: Situation) -> list[PlannedCall]:
     return [planned] if planned is not None and planned.name in situation.tool_names else []
 
 
-# Library names that are everyday words too ("what time is it", "click the button"): alone, not about code.
-_EVERYDAY = frozenset(
-    """abc array chunk click code copy email google io keyword locale mailbox math numbers profile queue random
-    rich select signal site stat string struct time token trace types wave cmd dis gc imp grp pwd uu this
-    turtle calendar almanac""".split()
-)
-
-
 def library_rule(libraries: Callable[[], Iterable[str]]) -> IntentRule:
-    """A request naming one of `libraries` (read when asked: the documentation index may still be building) →
-    `retrieve_documentation` with it. A name that is an everyday word as well counts only where the request
-    writes it as a library: after "with", "using" or "via" ("a progress bar with rich"), before "module",
-    "library" or "package" ("the time module"), or as the first part of a dotted name (`time.sleep`)."""
+    """A request naming one of `libraries` (read when asked: the documentation index may still be building;
+    `names_library`) → `retrieve_documentation` with it."""
 
     def rule(situation: Situation) -> list[PlannedCall]:
-        if "retrieve_documentation" not in situation.tool_names:
+        if "retrieve_documentation" not in situation.tool_names or not names_library(situation.query, libraries()):
             return []
-        known = {name.lower() for name in libraries()}
-        named = request_words(situation.query) & (known - _EVERYDAY)
-        return (
-            [PlannedCall("retrieve_documentation", {"query": situation.query})]
-            if named or (written_as_library(situation.query) & known)
-            else []
-        )
+        return [PlannedCall("retrieve_documentation", {"query": situation.query})]
 
     return rule
-
-
-_AS_LIBRARY = re.compile(
-    r"\b(?:with|using|via)\s+(?:the\s+)?([a-z][\w-]*)\b|\b([a-z][\w-]*)\s+(?:module|library|package|lib)\b"
-    r"|(?<![\w.])([a-z_]\w*)\.(?!(?:txt|md|csv|json|ya?ml|toml|ini|cfg|log|html?|xml|pdf|png|jpe?g|gif|zip|gz|tar|py|js|"
-    r"ts|sh|com|org|net|io|dev|example)\b)[a-z_]\w*\b(?!\.\w)",
-    re.I,
-)
-
-
-def written_as_library(query: str) -> set[str]:
-    """The words a request writes as a library's name, whatever else they mean (`written_as_library("show a
-    progress bar with rich")` is {"rich"}; "the time module", `time.sleep`: {"time"}); a web address or a file
-    name (`evil.example`, `notes.txt`) is no library's."""
-    return {next(group for group in match.groups() if group).lower() for match in _AS_LIBRARY.finditer(prose(query))}
 
 
 def files_rule_for(libraries: Callable[[], Iterable[str]]) -> IntentRule:
