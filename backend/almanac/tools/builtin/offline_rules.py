@@ -59,6 +59,12 @@ _PATH = r"(?P<path>(?:[\w.-]+/)*[\w-][\w.-]*\.[A-Za-z0-9]{1,10})"
 _LIST = re.compile(
     r"\b(?:list|show|what(?:'s| is| are)?|which)\b.*\b(?:files|workspace)\b|\bls\b\s+(?:my\s+)?workspace", re.I
 )
+# "in a folder": files anywhere, a question about code ("list all files matching *.txt in a folder"), not the workspace
+_ANY_FOLDER = re.compile(
+    r"\b(?:in|of|from|under|inside)\s+(?:a|an|any|some|each|every|given)\s+(?:\w+\s+)?(?:folder|"
+    r"directory|dir|path)\b",
+    re.I,
+)
 _READ = re.compile(
     rf"\b(?:read|open|show(?:\s+me)?|cat|print|display|what'?s in|contents? of)\s+(?:the\s+|my\s+)?(?:file\s+)?"
     rf"{_PATH}(?![\w/])",
@@ -114,7 +120,7 @@ def plan_files(query: str) -> PlannedCall | None:
         return PlannedCall("write_file", {"path": write["path"], "content": content})
     if read := _READ.search(query):
         return PlannedCall("read_file", {"path": read["path"]})
-    if _LIST.search(query):
+    if _LIST.search(query) and not _ANY_FOLDER.search(query):
         return PlannedCall("list_files", {})
     return None
 

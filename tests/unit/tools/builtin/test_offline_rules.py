@@ -35,6 +35,7 @@ def test_code(message: str, planned: tuple[str, str] | None) -> None:
     [
         ("list my workspace files", PlannedCall("list_files", {})),
         ("What files are in my workspace?", PlannedCall("list_files", {})),
+        ("list all files matching *.txt in a folder", None),  # files in any folder: a question about code
         ("read notes.txt", PlannedCall("read_file", {"path": "notes.txt"})),
         ("show me data/out.csv please", PlannedCall("read_file", {"path": "data/out.csv"})),
         ("what's in notes.txt?", PlannedCall("read_file", {"path": "notes.txt"})),
