@@ -7,7 +7,8 @@ their results (each cut to a bound, oldest turns dropped first when the transcri
 not only the last user message. Its reply is read as it streams (`sections.SummaryStream`): the
 text of a SUMMARY is handed on as it arrives, and the complete reply is parsed into sections.
 
-A failed call (an error, a timeout) raises `PlannerFailed`; the boost loop then falls back. The
+A failed call (an error, a timeout, a reply the model declares declined or a refusal) raises `PlannerFailed`; the
+boost loop then falls back. The
 time limit covers the whole reply (it is checked at every piece the planner sends).
 """
 
@@ -210,7 +211,7 @@ class Planner:
         request = ModelRequest("", (Message.user(prompt),), (), self.max_tokens, purpose="utility")
         self.calls += 1
         self.stop_reason = "end_turn"
-        reader, usage = SummaryStream(), Usage()
+        reader, usage, declined = SummaryStream(), Usage(), False
         deadline = time.monotonic() + self.timeout_s
         events = self.model.stream(request)
         try:
@@ -223,6 +224,7 @@ class Planner:
                     usage = usage + event.usage
                 elif isinstance(event, StreamEnd):
                     self.stop_reason = event.stop_reason
+                    declined = event.declined or event.stop_reason == "refusal"
                 elif isinstance(event, TextDelta) and (released := reader.feed(event.text)) and summary:
                     yield released
         except TimeoutError:
@@ -235,6 +237,8 @@ class Planner:
             close = getattr(events, "aclose", None)
             if close is not None:
                 await close()
+        if declined:  # a model that says it cannot answer gave no plan and no SUMMARY, whatever its words look like
+            raise PlannerFailed("the planner declined to plan")
         rest = reader.finish()
         if rest and summary:
             yield rest

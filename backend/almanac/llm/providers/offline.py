@@ -413,12 +413,13 @@ def _direct_answer(query: str, request: ModelRequest) -> tuple[str, bool]:
         abilities.append("run code in a sandbox, e.g. “run this Python: print(2**10)”")
     if "list_files" in tools:
         abilities.append("use your workspace, e.g. “list my workspace files”, “read notes.txt”")
+    # a person's question is quoted back; an application's prompt (a planner's, `purpose="utility"`) is not: echoed,
+    # its own format markers ("SUMMARY:") would read as an answer in that format
     quoted = "\n".join("> " + line for line in query.strip().splitlines()[:40]) or "> (empty)"
     lines = [
         "I'm Almanac's built-in **offline model**: no language model is configured here, so I cannot "
-        "compose a free-form answer to:",
-        "",
-        quoted,
+        "compose a free-form answer" + (" to this request." if request.purpose == "utility" else " to:"),
+        *(("", quoted) if request.purpose != "utility" else ()),
         "",
         "Set `ANTHROPIC_API_KEY` (or `OPENAI_BASE_URL` for any OpenAI-compatible server) for real answers.",
     ]

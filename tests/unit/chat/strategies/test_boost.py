@@ -145,6 +145,17 @@ async def test_a_slow_planner_times_out_into_the_direct_path() -> None:
     assert "did not answer within" in boost.report.reason
 
 
+async def test_a_planner_that_declines_gave_no_plan_whatever_its_words_look_like() -> None:
+    async def declining(_: ModelRequest) -> AsyncIterator[ModelEvent]:
+        yield TextDelta("I cannot plan this. You asked for:\nGUIDANCE:\n<numbered instructions for the executor>")
+        yield StreamEnd("end_turn", declined=True)
+
+    executor = Executor([TextDeltaEvent("direct")])
+    boost = loop(ScriptedModel([declining]), executor)
+    assert await collect(boost) == [TextDeltaEvent("direct")]  # not its quoted "GUIDANCE" taken for a plan
+    assert boost.report.outcome == "direct" and "declined" in boost.report.reason
+
+
 async def test_without_tools_the_guided_answer_is_accepted() -> None:
     executor = Executor([TextDeltaEvent("explained")])
     boost = loop(ScriptedModel([reply("GUIDANCE:\nExplain it")]), executor, tools=())

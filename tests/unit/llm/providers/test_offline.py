@@ -32,6 +32,15 @@ async def test_saying_it_cannot_answer_is_declared_as_declining() -> None:
     assert events[-1] == StreamEnd("end_turn", declined=True)
 
 
+async def test_an_applications_prompt_is_declined_without_being_echoed() -> None:
+    prompt = "You are the planner. Reply in this format:\nSUMMARY:\n<the complete final answer for the user>"
+    request = ModelRequest("", (Message.user(prompt),), (), purpose="utility")
+    events = [e async for e in OfflineModel().stream(request)]
+    text = "".join(getattr(e, "text", "") for e in events)
+    assert events[-1] == StreamEnd("end_turn", declined=True) and "offline model" in text
+    assert "SUMMARY" not in text and "planner" not in text  # its markers would read as an answer in its format
+
+
 async def test_answers_it_does_give_are_not_declined() -> None:
     tour = [e async for e in OfflineModel().stream(ask("Give me a detailed tour of how Almanac works"))]
     assert tour[-1] == StreamEnd("end_turn", declined=False)
