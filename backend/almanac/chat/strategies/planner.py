@@ -8,8 +8,7 @@ not only the last user message. Its reply is read as it streams (`sections.Summa
 text of a SUMMARY is handed on as it arrives, and the complete reply is parsed into sections.
 
 A failed call (an error, a timeout, a reply the model declares declined or a refusal) raises `PlannerFailed`; the
-boost loop then falls back. The
-time limit covers the whole reply (it is checked at every piece the planner sends).
+boost loop then falls back. The time limit covers the whole reply (it is checked at every piece the planner sends).
 """
 
 from __future__ import annotations
