@@ -209,6 +209,6 @@ async def test_a_question_about_a_librarys_api_in_git_words_is_not_a_repository_
         return [call.name for call in rule(Situation(query, 1, (), tools))]
 
     assert planned("open a sqlalchemy session and commit changes") == []  # the documentation's, not git's
-    assert planned("what changed in the sqlalchemy models in the last 3 commits of the repo?") == ["git__git_log"]
+    assert planned("what changed in the sqlalchemy models in the last 3 commits?") == ["git__git_log"]  # history
     assert planned("What changed in the last 2 commits?") == ["git__git_log"]
     assert planned("what changed in the last commits this time?") == ["git__git_log"]  # "time" is no library here

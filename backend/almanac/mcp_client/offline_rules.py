@@ -95,7 +95,12 @@ def plan_github(query: str) -> Plan | None:
     return (tool, {"query": terms}) if terms else None
 
 
-_REPOSITORY = re.compile(r"\b(git|repo|repository|working tree)\b", re.I)
+# what only a repository has: a library's question may commit a session or log changes, not list commits or branches
+_REPOSITORY = re.compile(
+    r"\b(git|repo|repository|working tree|commits|history|changelog|branch(es)?|diff|(un)?staged|uncommitted|HEAD)\b"
+    r"|\b(last|latest|most recent|newest)\s+commit\b",
+    re.I,
+)
 
 
 def git_rule(client: McpClient, libraries: Callable[[], Iterable[str]] = lambda: ()) -> IntentRule:
