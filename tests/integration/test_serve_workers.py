@@ -49,9 +49,9 @@ def wait_for_workers(
     raise AssertionError(f"{count} workers did not come up")
 
 
-def wait_for_log(path: Path, text: str, *, timeout_s: float = 120) -> None:
+def wait_for_log(path: Path, text: str, *, timeout_s: float = 120, times: int = 1) -> None:
     deadline = time.monotonic() + timeout_s
-    while text not in path.read_text(errors="replace"):
+    while path.read_text(errors="replace").count(text) < times:
         assert time.monotonic() < deadline, f"{text!r} never logged"
         time.sleep(0.2)
 
@@ -108,6 +108,7 @@ def test_two_workers_serve_a_dead_one_is_replaced_and_shutdown_keeps_every_usage
 ) -> None:
     url, key, process, log = served
     first = wait_for_workers(process, 2)
+    wait_for_log(log, "Application startup complete", times=2)  # both serve
     ask(url, key, 5)
 
     os.kill(first[0], signal.SIGKILL)  # its queued usage (if any) dies with it: asked again below
@@ -129,3 +130,16 @@ def test_two_workers_serve_a_dead_one_is_replaced_and_shutdown_keeps_every_usage
     with sqlite3.connect(tmp_path / "data" / "almanac.db") as database:
         after = database.execute("select count(*) from gateway_usage").fetchone()[0]
     assert after - before == asked
+
+
+def test_a_worker_killed_before_it_serves_is_replaced_not_taken_for_a_failed_startup(served: Served) -> None:
+    url, key, process, log = served
+    # the second worker starts once the first serves; a fresh interpreter importing the service takes seconds
+    starting = max(wait_for_workers(process, 2), key=lambda pid: psutil.Process(pid).create_time())
+    os.kill(starting, signal.SIGKILL)
+    assert log.read_text(errors="replace").count("Application startup complete") == 1  # it never served
+    replaced = wait_for_workers(process, 2, but_not=frozenset({starting}))  # the server lives on: a new worker
+    wait_for_log(log, "Application startup complete", times=2)
+    assert process.poll() is None and starting not in replaced
+    assert "stopped before it served" not in log.read_text(errors="replace")
+    ask(url, key, 3)

@@ -6,8 +6,10 @@ new connection to whichever worker accepts it first. The first worker is started
 others only once it serves, so the one-time startup work (creating the local user, sweeping what
 a dead process left) is never raced by a sibling. On SIGTERM or SIGINT the parent passes SIGTERM
 to every worker — each drains as a single `almanac serve` does (`ops/shutdown.py`) — and waits for
-them. A worker that dies while the others serve is replaced; one that dies before ever serving
-stops the whole server (its replacement would fail the same way).
+them. A worker that dies while the others serve is replaced; one that exits before ever serving
+stops the whole server (its replacement would fail the same way) — unless a signal killed it (an
+operator, the OOM killer: its startup did not fail), which is replaced up to `MAX_KILLED_STARTING`
+times in a row.
 
 What each worker holds for itself: its caches (API keys), its queue of usage rows (flushed at its
 own shutdown), its metrics, and — without `REDIS_URL` — its rate-limit counts and stream slots.
@@ -35,6 +37,7 @@ spawn = multiprocessing.get_context("spawn")
 multiprocessing.allow_connection_pickling()  # sockets travel to spawned workers
 
 STARTUP_FAILED = 3  # exit status of `almanac serve` when it never served
+MAX_KILLED_STARTING = 3  # a worker killed by a signal before it served is replaced at most this many times in a row
 
 
 def worker_count(text: str) -> int:
@@ -133,14 +136,18 @@ class Workers:
             if index == 0 and not self._wait_ready(process, ready):
                 return self._stop_all(STARTUP_FAILED, sock)
         log.info("serving with %d worker processes: %s", self.count, ", ".join(str(p.pid) for p in self.processes))
+        killed = [0] * self.count  # per worker: how many in a row were killed before they served
         while not self.stopping:
             time.sleep(0.2)
             for index, (process, ready) in enumerate(started):
                 if process.is_alive() or self.stopping:
                     continue
-                if not ready.is_set():
+                # killed by a signal (an operator, the OOM killer) before it served: its startup did not fail
+                signalled = (process.exitcode or 0) < 0 and killed[index] < MAX_KILLED_STARTING
+                if not ready.is_set() and not signalled:
                     log.error("worker %s stopped before it served (exit status %s)", process.pid, process.exitcode)
                     return self._stop_all(STARTUP_FAILED, sock)
+                killed[index] = 0 if ready.is_set() else killed[index] + 1
                 log.warning("worker %s died (exit status %s); starting another", process.pid, process.exitcode)
                 started[index] = self._start(sock, index)
                 self.processes[index] = started[index][0]
