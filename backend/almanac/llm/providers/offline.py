@@ -127,7 +127,7 @@ def task_verb(word: str) -> str | None:
     stems = [word]
     if word.endswith("ing") and len(word) > 5:
         base = word[:-3]
-        stems += [base, base + "e", base[:-1] if len(base) > 2 and base[-1] == base[-2] else base]
+        stems += [base, base + "e", *([base[:-1]] if len(base) > 2 and base[-1] == base[-2] else [])]
     elif word.endswith("es"):
         stems += [word[:-2], word[:-1]]
     elif word.endswith("s"):
