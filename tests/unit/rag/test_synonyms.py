@@ -24,7 +24,7 @@ def test_words_match_as_written_not_by_stem() -> None:
     # "settings", "executes" and "random" share stems with other entries' words ("set", "executable", "randomize")
     assert expansion("set an expiry time on a key") == []
     assert expansion("executes a query") == []
-    assert expansion("pick a random element from a list") == []
+    assert expansion("pick a random colour from a palette") == []
 
 
 def test_words_the_question_already_has_are_not_added_again() -> None:
@@ -59,3 +59,12 @@ def test_a_name_written_as_code_is_no_words_of_the_question() -> None:
     assert expansion("how do I use parse_obj in pydantic") == []
     assert expansion("use json.loads to parse a string") == ["deserialize", "decode"]  # "parse" itself still counts
     assert "isnan" in expansion("which values of an array are NaN")  # a word in capitals is still a word
+
+
+def test_everyday_phrasings_of_structures_concurrency_databases_and_services_bring_their_apis() -> None:
+    assert expansion("a queue you can append to and pop from both ends") == ["deque"]
+    assert expansion("remove duplicate lines but keep order")[-2:] == ["fromkeys", "ordereddict"]
+    assert expansion("run it in a thread pool")[:1] == ["threadpoolexecutor"]
+    assert expansion("declare a foreign key column") == ["foreignkey"]
+    assert expansion("run code on startup of the app") == ["lifespan", "on_event"]
+    assert expansion("convert a datetime to UTC") == ["timezone", "astimezone"]
