@@ -58,6 +58,11 @@ THESAURUS: Mapping[str, tuple[str, ...]] = {
     "folder path": ("dirname", "split"),
     "parent directory": ("dirname", "parent"),
     "everything inside": ("rmtree", "recursively"),
+    "create directory": ("mkdir", "makedirs"),
+    "create folder": ("mkdir", "makedirs"),
+    "not exist": ("exist_ok", "exists"),
+    "copy directory": ("copytree",),
+    "copy folder": ("copytree",),
     "list files": ("listdir", "iterdir", "scandir", "glob"),
     "modification time": ("getmtime", "st_mtime"),
     "modified time": ("getmtime", "st_mtime"),
@@ -80,6 +85,11 @@ THESAURUS: Mapping[str, tuple[str, ...]] = {
     "punctuation": ("re", "punctuation"),
     "all matches": ("findall", "finditer"),
     "every match": ("findall", "finditer"),
+    "substring": ("find", "index"),
+    "bytes to string": ("decode",),
+    "string to bytes": ("encode",),
+    "list to string": ("join",),
+    "reverse": ("reversed",),
     "whole string": ("fullmatch",),
     "entire string": ("fullmatch",),
     "starts with": ("startswith",),
@@ -138,6 +148,8 @@ THESAURUS: Mapping[str, tuple[str, ...]] = {
     "missing key": ("defaultdict", "get", "setdefault"),
     "transpose": ("zip",),
     "sort by": ("key", "itemgetter", "attrgetter", "sorted"),
+    "by value": ("items", "itemgetter"),
+    "keys and values": ("items",),
     # time
     "current": ("now", "today"),
     "epoch": ("timestamp", "unix"),
@@ -168,6 +180,8 @@ THESAURUS: Mapping[str, tuple[str, ...]] = {
     "external program": ("subprocess", "run", "popen"),
     "child process": ("subprocess", "popen"),
     "exit status": ("returncode",),
+    "exit program": ("sys", "exit"),
+    "exit script": ("sys", "exit"),
     "background process": ("subprocess", "popen"),
     "pipe": ("subprocess", "popen"),
     "command output": ("check_output", "capture_output"),
@@ -227,6 +241,7 @@ THESAURUS: Mapping[str, tuple[str, ...]] = {
     "bearer token": ("httpbearer", "authorization"),
     "query parameters": ("parse_qs", "params", "query"),
     "ip address": ("ipaddress", "ip_address"),
+    "http request": ("request", "urlopen", "get"),
     "subnet": ("ipaddress", "ip_network"),
     # databases
     "foreign key": ("foreignkey",),
@@ -262,19 +277,19 @@ THESAURUS: Mapping[str, tuple[str, ...]] = {
     "several inputs": ("parametrize",),
     "multiple inputs": ("parametrize",),
     "expected to fail": ("xfail",),
-    "skip a test": ("skip", "skipif"),
-    "expect an exception": ("raises",),
+    "skip test": ("skip", "skipif"),
+    "expect exception": ("raises",),
     "warnings into errors": ("simplefilter", "filterwarnings"),
     "ignore warnings": ("filterwarnings", "simplefilter", "catch_warnings"),
     "suppress warnings": ("filterwarnings", "simplefilter", "catch_warnings"),
-    "ignore an exception": ("suppress",),
+    "ignore exception": ("suppress",),
     "on exit": ("atexit",),
     "preserve metadata": ("wraps",),
     "abstract method": ("abc", "abstractmethod"),
     "abstract class": ("abc", "abstractmethod"),
     "interface": ("protocol", "abc"),
     "generic": ("typevar", "generic"),
-    "save an object": ("pickle", "dump"),
+    "save object": ("pickle", "dump"),
     "terminal size": ("get_terminal_size",),
     "user input": ("input", "prompt"),
     "hidden input": ("getpass",),
@@ -282,7 +297,7 @@ THESAURUS: Mapping[str, tuple[str, ...]] = {
     "random element": ("choice",),
     "random item": ("choice",),
     "random number": ("randint", "uniform"),
-    "log to a file": ("filehandler", "basicconfig"),
+    "log to file": ("filehandler", "basicconfig"),
     "log format": ("formatter", "basicconfig"),
     "compare versions": ("packaging", "version"),
     "version string": ("packaging", "version"),
@@ -310,6 +325,8 @@ THESAURUS: Mapping[str, tuple[str, ...]] = {
 
 
 _WORD = re.compile(r"[a-z0-9]+")
+# words a phrase of the table never has: "copy a directory" and "copy the directory" are "copy directory"
+_ARTICLES = frozenset({"a", "an", "the", "my", "your", "our", "their", "its", "this", "that", "these", "those", "some"})
 # a name written as code (`parse_obj`, `json.loads`): its parts are the API's, not the question's words ("NaN" and
 # other capitals stay words)
 _CODE = re.compile(r"\b[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+\b|\b\w*_\w*\b")
@@ -336,7 +353,7 @@ def expansion(question: str) -> list[str]:
     """The documentation's words for the words and phrases of `question` in `THESAURUS` (as written, plural or a
     verb's form: `_same`) that the question does not already have (by stem), in the table's order, each once. A name
     the question writes as code is no words of its own ("parse_obj" asks for that API, not for parsing)."""
-    words = _words(_CODE.sub(" ", question))
+    words = [word for word in _words(_CODE.sub(" ", question)) if word not in _ARTICLES]
     have = set(tokenize(question))
     found: dict[str, None] = {}
     for asked, documented in _ENTRIES:

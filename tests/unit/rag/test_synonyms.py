@@ -68,3 +68,9 @@ def test_everyday_phrasings_of_structures_concurrency_databases_and_services_bri
     assert expansion("declare a foreign key column") == ["foreignkey"]
     assert expansion("run code on startup of the app") == ["lifespan", "on_event"]
     assert expansion("convert a datetime to UTC") == ["timezone", "astimezone"]
+
+
+def test_a_phrase_matches_across_the_questions_articles_and_possessives() -> None:
+    assert expansion("copy a directory to another place") == ["copytree"]
+    assert expansion("copy the folder with its files") == ["directory", "dir", "copytree"]
+    assert expansion("convert the bytes to a string") == ["decode"]
