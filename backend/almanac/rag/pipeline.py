@@ -1,7 +1,8 @@
 """`retrieve_documentation`'s pipeline, wiring the steps; each step is its own module.
 
 1. parse the request into a library name and a topic (`query.py`; with a chat model, also the APIs it
-   expects to answer it, searched by name and ranked first when found);
+   expects to answer it, searched by name and ranked first when found); a library the request asks to do without
+   ("without argparse") is neither, and its passages are left out unless nothing else is found;
 2. find candidate libraries in the doc source and pick one (`select.py`); an explicit
    `/owner/repo[@version]` ID is used as given, so a version pin is honoured;
 3. fetch and chunk the documentation for the topic (`sources/`, `chunking.py`);
@@ -25,15 +26,24 @@ index is searched, a question waits for a first build still under way (bounded, 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 
 from almanac.rag.chunking import Chunk
 from almanac.rag.hybrid import index_text
 from almanac.rag.local_search import STANDARD_LIBRARY
 from almanac.rag.priority import library_name
-from almanac.rag.query import LIBRARY_ID, ParsedQuery, QueryParser, clean_library, guess_library, request_of, topic_of
-from almanac.rag.ranking import RankingConfig, arrange, diversify
+from almanac.rag.query import (
+    LIBRARY_ID,
+    ParsedQuery,
+    QueryParser,
+    clean_library,
+    guess_library,
+    request_of,
+    topic_of,
+    without_excluded,
+)
+from almanac.rag.ranking import RankingConfig, arrange, diversify, symbol_of
 from almanac.rag.rerank import DenseReorder, Reranker
 from almanac.rag.select import LibrarySelector, means_standard_library, normalise_name
 from almanac.rag.sources.auto import AutoSource
@@ -119,8 +129,10 @@ class DocumentationPipeline:
                 notes.append("Read " + ", ".join(f"“{typed}” as “{read}”" for typed, read in spelled.changes) + ".")
         library_name = clean_library(request.library or "") or None  # "pydantic's", "fastapi==0.110"
         parsed = await self.parser.parse(query)
+        # "without argparse": the library to do without is no word of what to look up, nor are its passages answers
+        query = without_excluded(query, parsed.excluded)
         if library_name:  # the library asked for wins; the APIs a chat model expects still count
-            parsed = ParsedQuery(library_name, topic_of(query, library_name), parsed.apis)
+            parsed = ParsedQuery(library_name, topic_of(query, library_name), parsed.apis, excluded=parsed.excluded)
         given = (request.topic or "").strip()  # the caller's topic: it narrows the search, the question's words stay
         explicit = library_name is not None
 
@@ -136,6 +148,7 @@ class DocumentationPipeline:
                 parsed.apis,
                 parsed.others,
                 given=given,
+                excluded=parsed.excluded,
             )
 
         try:
@@ -163,6 +176,7 @@ class DocumentationPipeline:
         others: tuple[str, ...] = (),
         *,
         given: str = "",
+        excluded: tuple[str, ...] = (),
     ) -> DocResult:
         if isinstance(source, LocalSource):
             await source.ready(progress)
@@ -203,6 +217,9 @@ class DocumentationPipeline:
         extra = expansion(" ".join([topic or query, *added])) if self.synonyms else []
         words = " ".join([topic or query, *added, *apis, *extra])
         hits = await searched.search(words, pool, question=query)  # the words, and the sentence to embed
+        if excluded:  # "without argparse": its passages are not what is asked for, unless nothing else is found
+            kept = [hit for hit in hits if not of_libraries(searched.chunks[hit.index], excluded)]
+            hits = kept or hits
         chunks = [searched.chunks[hit.index] for hit in hits]
         config = self.ranking if weight == 1.0 else _scaled(self.ranking, weight)
         usage = searched.index.popularity.score if isinstance(searched, LocalCorpus) else None
@@ -312,6 +329,16 @@ def hinted_library(corpus: LocalCorpus, name: str) -> str | None:
     imports = corpus.index.import_names().get(library.id, frozenset())
     own = {normalise_name(library.title), normalise_name(library.id.rstrip("/").rsplit("/", 1)[-1])}
     return library.id if wanted and wanted in own | {normalise_name(m) for m in imports} else None
+
+
+def of_libraries(chunk: Chunk, names: Sequence[str]) -> bool:
+    """Whether a passage belongs to one of the libraries `names` (a name as the question writes it): by its
+    library's name or the package its API is in (`argparse` for `argparse.ArgumentParser`)."""
+    wanted = {normalise_name(name) for name in names}
+    package = symbol_of(chunk).split(".")[0]
+    return normalise_name(library_name(chunk.library or "")) in wanted or bool(
+        package and normalise_name(package) in wanted
+    )
 
 
 def _scaled(config: RankingConfig, weight: float) -> RankingConfig:

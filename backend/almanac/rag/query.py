@@ -163,6 +163,7 @@ class ParsedQuery:
     topic: str
     apis: tuple[str, ...] = ()  # APIs the chat model expects to answer it (dotted names; a hint, never a filter)
     others: tuple[str, ...] = ()  # further libraries the question names (rules); the pipeline picks among them
+    excluded: tuple[str, ...] = ()  # libraries the question asks to do without ("without argparse"; rules)
 
 
 class QueryParser(Protocol):
@@ -255,15 +256,40 @@ _IDIOMS = re.compile(
 )
 
 
+# A library the question asks to do without: "read command line arguments without argparse", "instead of requests"
+_EXCLUDING = re.compile(
+    r"\b(?:without|instead of|rather than|other than|avoiding|not using)\s+(?:using\s+)?(?:the\s+|an?\s+)?" + _NAME,
+    re.I,
+)
+
+
+def excluded_libraries(query: str, known: Iterable[str]) -> tuple[str, ...]:
+    """The known libraries a request asks to do without ("without argparse", "instead of the requests library"):
+    no library it is about, and their passages are not what it asks for."""
+    names = {normalise_name(name) for name in known if name}
+    found = (match.group(1) for match in _EXCLUDING.finditer(query))
+    return tuple(dict.fromkeys(name for name in found if normalise_name(name) in names))
+
+
+def without_excluded(query: str, excluded: Iterable[str]) -> str:
+    """The request without the phrases that name a library to do without ("… without argparse" → "…")."""
+    wanted = {normalise_name(name) for name in excluded}
+    if not wanted:
+        return query
+    kept = _EXCLUDING.sub(lambda m: " " if normalise_name(m.group(1)) in wanted else m.group(0), query)
+    return " ".join(kept.split()) or query
+
+
 def rule_libraries(query: str, known: Iterable[str] = ()) -> list[str]:
     """Every library a request names by rules, the longest name first: an explicit Context7 ID alone, else the
     known names among its words — two adjacent words making one name count as that name and not as their
     parts ("json schema" is `jsonschema`, "pydantic settings" is `pydantic-settings`, not `pydantic`), and a word
-    in an idiom ("at the same time", `_IDIOMS`) not at all —, else the first name in a telling position."""
+    in an idiom ("at the same time", `_IDIOMS`) or one to do without ("without argparse", `_EXCLUDING`) not at
+    all —, else the first name in a telling position."""
     explicit = LIBRARY_ID.search(query)
     if explicit:
         return [explicit.group(0)]
-    query = _IDIOMS.sub(" ", query)
+    query = _EXCLUDING.sub(" ", _IDIOMS.sub(" ", query))
     names: dict[str, str] = {}
     for name in known:
         if name:
@@ -312,12 +338,21 @@ class RuleQueryParser:
     def __init__(self, known: Callable[[], Iterable[str]] = lambda: ()) -> None:
         self._known = known
 
+    def excluded(self, query: str) -> tuple[str, ...]:
+        """The known libraries the request asks to do without (`excluded_libraries`)."""
+        return excluded_libraries(query, self._known())
+
     async def parse(self, query: str) -> ParsedQuery:
-        named = rule_libraries(query, self._known())
+        known = list(self._known())
+        named = rule_libraries(query, known)
+        excluded = excluded_libraries(query, known)
+        query = without_excluded(query, excluded)
         if not named:
-            return ParsedQuery(None, topic_of(query, None))
+            return ParsedQuery(None, topic_of(query, None), excluded=excluded)
         first, *others = named
-        return ParsedQuery(clean_library(first), topic_of(query, first), others=tuple(map(clean_library, others)))
+        return ParsedQuery(
+            clean_library(first), topic_of(query, first), others=tuple(map(clean_library, others)), excluded=excluded
+        )
 
 
 _PROMPT = (
@@ -352,10 +387,12 @@ class ModelQueryParser:
             return await self._rules.parse(query)
         named = parsed.get("library")
         library = clean_library(named) if isinstance(named, str) else ""
-        if library.lower() in ("", "null", "none"):
+        excluded = self._rules.excluded(query)  # "without argparse": never the library asked about
+        if library.lower() in ("", "null", "none") or normalise_name(library) in map(normalise_name, excluded):
             library = ""
+        query = without_excluded(query, excluded)
         topic = topic_of(str(parsed.get("topic") or ""), library or None) or topic_of(query, library or None)
-        return ParsedQuery(library or None, topic, _api_names(parsed.get("apis")))
+        return ParsedQuery(library or None, topic, _api_names(parsed.get("apis")), excluded=excluded)
 
 
 def _api_names(value: object) -> tuple[str, ...]:

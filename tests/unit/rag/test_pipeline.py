@@ -272,6 +272,15 @@ async def test_a_name_that_is_no_library_stays_in_the_searched_words() -> None:
     assert result.passages[0].chunk.title.endswith("`textkit.shorten(...)`")
 
 
+async def test_a_library_the_question_asks_to_do_without_is_neither_hint_nor_topic_nor_answer() -> None:
+    result = await _local_pipeline(_local_index()).run(DocRequest("shorten a string to a width without textkit"))
+    assert result.library.id != "/pypi/textkit" and "textkit" not in result.topic
+    assert result.passages and all(p.chunk.library != "/pypi/textkit" for p in result.passages)
+    # only its passages answer: they are shown rather than nothing
+    alone = await _local_pipeline(_local_index()).run(DocRequest("shorten to a width without textkit"))
+    assert [symbol_of(p.chunk) for p in alone.passages][:1] == ["textkit.shorten"]
+
+
 async def test_a_library_named_in_two_words_is_searched_by_its_one_word_name_too() -> None:
     # "json schema" names `jsonschema`; another package's hundreds of JSON-schema passages share all three words
     # and would fill the candidates: only the library's own name (in its passages' module paths) finds its own

@@ -8,6 +8,7 @@ from almanac.rag.query import (
     ModelQueryParser,
     RuleQueryParser,
     clean_library,
+    excluded_libraries,
     parse_json_object,
     request_of,
     rule_libraries,
@@ -228,6 +229,33 @@ async def test_connectives_and_requests_to_the_assistant_stay_out_of_the_topic(
 )
 def test_a_librarys_word_in_an_idiom_names_no_library(query: str, named: list[str]) -> None:
     assert rule_libraries(query, ["time", "asyncio"]) == named
+
+
+@pytest.mark.parametrize(
+    ("query", "excluded", "library", "topic"),
+    [
+        ("read command line arguments without argparse", ("argparse",), None, "read command line arguments"),
+        ("fetch a page with httpx instead of the requests library", ("requests",), "httpx", "fetch page"),
+        ("parse json rather than using pydantic", ("pydantic",), "json", "parse"),
+        # a verb or an unknown word after "without" is how to do it, not a library to do without
+        ("sleep without blocking the event loop in asyncio", (), "asyncio", "sleep without blocking event loop"),
+    ],
+)
+async def test_a_library_to_do_without_is_neither_the_library_nor_the_topic(
+    query: str, excluded: tuple[str, ...], library: str | None, topic: str
+) -> None:
+    known = [*KNOWN, "argparse", "requests", "httpx"]
+    assert excluded_libraries(query, known) == excluded
+    parsed = await RuleQueryParser(lambda: known).parse(query)
+    assert (parsed.library, parsed.topic, parsed.excluded) == (library, topic, excluded)
+
+
+async def test_the_model_parser_never_takes_a_library_to_do_without_for_the_one_asked_about() -> None:
+    answer = reply('{"library": "argparse", "topic": "command line arguments"}')
+    parsed = await ModelQueryParser(ScriptedModel([answer]), RuleQueryParser(lambda: ["argparse"])).parse(
+        "read command line arguments without argparse"
+    )
+    assert (parsed.library, parsed.excluded) == (None, ("argparse",))
 
 
 @pytest.mark.parametrize(
