@@ -58,6 +58,12 @@ STDLIB_SKIP = {
     "msilib",
     "venv",
     "encodings",
+    # `os.path` under other names: its shared part, which `os.path` re-exports (`genericpath`), the other platform's
+    # (`ntpath` here, `posixpath` on Windows) and Windows' file URLs (`nturl2path`); documented as `os.path`, or no
+    # API of this platform ("the modified time of a file" found `genericpath.getmtime` before `os.path.getmtime`)
+    "genericpath",
+    "nturl2path",
+    "ntpath" if os.path.__name__ == "posixpath" else "posixpath",
 }
 # Standard-library modules users import under another name: `os.path` is `posixpath` (`ntpath` on Windows); their
 # passages are titled, searched and linked under the name code uses.

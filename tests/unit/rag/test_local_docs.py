@@ -121,6 +121,13 @@ def test_the_standard_library_is_indexed_per_module() -> None:
     assert "class `asyncio.taskgroups.TaskGroup" in asyncio_docs
 
 
+def test_os_path_is_documented_once_under_the_name_code_uses() -> None:
+    # its shared part and the other platform's module are `os.path` under other names
+    other = "ntpath" if os.path.__name__ == "posixpath" else "posixpath"
+    names = [os.path.__name__, "genericpath", other, "nturl2path"]
+    assert [library.id for library, _ in stdlib_documents(names)] == ["/python/os.path"]
+
+
 def test_a_file_named_like_a_standard_library_module_is_not_documented_as_it(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
