@@ -9,7 +9,8 @@ with the question's own words, and an API named by one of them counts as named b
 
 The table is ours: everyday programming vocabulary, one way only (how questions put it → how reference
 documentation and API names put it), general rather than tied to any one library's question.
-Words are matched as written or plural, not by stem ("settings" is no "set"), phrases word by word in order.
+Words are matched as written or plural, not by stem ("settings" is no "set"), phrases word by word in order, a
+question's articles and possessives aside ("copy a directory" is "copy directory").
 """
 
 from __future__ import annotations
