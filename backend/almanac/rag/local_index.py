@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import logging
+import re
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -40,7 +41,7 @@ from almanac.rag.local_docs import (
 from almanac.rag.local_search import LocalIndex, load_local_index, search_local
 from almanac.rag.popularity import Popularity
 from almanac.rag.priority import MOST_ASKED, LibraryPriority, library_name
-from almanac.rag.python_reference import descriptions, to_bytes
+from almanac.rag.python_reference import descriptions, entries_markdown, read_reference, to_bytes, undocumented
 from almanac.rag.ranking import is_aside
 from almanac.rag.vectors import VectorIndex
 from almanac.storage import docs as store
@@ -60,7 +61,7 @@ __all__ = [
 ]
 
 log = logging.getLogger(__name__)
-INDEX_VERSION = "18"
+INDEX_VERSION = "19"
 MAX_CHUNKS_PER_LIBRARY = 1500
 # The libraries developers most often ask about (`priority.MOST_ASKED`) may be large: SQLAlchemy's sessions, `select`
 # and schema, and its asyncio extension, come after 1,500 passages of its engine internals (7,661 in all here).
@@ -111,10 +112,45 @@ def collect_sources(inputs: IndexInputs) -> tuple[list[Library], list[Document]]
 def complete(
     inputs: IndexInputs, libraries: list[Library], documents: list[Document]
 ) -> tuple[list[Library], list[Document]]:
-    """The sources completed by introspection when `inputs.introspect`, else as they are."""
+    """The sources completed by introspection when `inputs.introspect`, else as they are; then, with the Python
+    documentation (`inputs.python_docs`), by what only its reference documents (`with_reference`)."""
     if inputs.introspect:
-        return with_introspection(libraries, documents)
-    return libraries, [replace(document, introspect=None) for document in documents if document.text]
+        libraries, documents = with_introspection(libraries, documents)
+    else:
+        documents = [replace(document, introspect=None) for document in documents if document.text]
+    if inputs.python_docs is not None:
+        documents = with_reference(libraries, documents, inputs.python_docs)
+    return libraries, documents
+
+
+# the name a heading of the documents' Markdown documents (`## class `x``, `### property `x``, `## `async x(…)``)
+_HEADING = re.compile(r"^#{1,6} (?:class |property )?`(?:async )?([A-Za-z_][\w.]*)", re.MULTILINE)
+
+
+def with_reference(libraries: Sequence[Library], documents: Sequence[Document], folder: Path) -> list[Document]:
+    """The standard library's documents completed with the objects only the Python documentation's reference
+    documents (`python_reference.undocumented`: `sys.argv`, `os.environ`, `hashlib.scrypt`), each a passage of
+    its module's document — a document of its own for a module that has none, in the library whose name is the
+    module's longest prefix (`xml.dom` in `xml`)."""
+    stdlib = {library.id: library for library in libraries if library.kind == "stdlib"}
+    ours = [document for document in documents if document.library_id in stdlib]
+    documented = {name for document in ours for name in _HEADING.findall(document.text)}
+    completed = list(documents)
+    where = {document.title: i for i, document in enumerate(completed) if document.library_id in stdlib}
+    by_name = {library.title: library for library in stdlib.values()}
+    uses = Popularity.count(document.uses for document in documents).modules
+    for module, entries in undocumented(read_reference(folder), documented, uses).items():
+        text = entries_markdown(entries)
+        if module in where:
+            document = completed[where[module]]
+            completed[where[module]] = replace(document, text=f"{document.text}\n\n{text}")
+            continue
+        parts = module.split(".")
+        prefixes = (".".join(parts[:i]) for i in range(len(parts), 0, -1))
+        owner = next((by_name[name] for name in prefixes if name in by_name), None)
+        if owner is not None:
+            completed.append(Document(owner.id, module, f"# Module `{module}`\n\n{text}", "markdown", owner.url))
+    return completed
 
 
 def chunk_budget(library_id: str) -> int:

@@ -24,7 +24,7 @@ MOST_ASKED: tuple[str, ...] = (
     "requests", "httpx", "fastapi", "pydantic", "sqlalchemy", "django", "flask", "numpy", "pandas",
     "pytest", "aiohttp", "starlette", "click", "typer", "anthropic", "openai", "alembic", "celery",
     "redis", "boto3", "jinja2", "pydantic-settings", "uvicorn", "asyncpg", "tenacity", "matplotlib",
-    "scipy", "scikit-learn", "langchain-core", "rich", "attrs", "websockets", "mcp",
+    "scipy", "scikit-learn", "langchain-core", "rich", "attrs", "websockets", "mcp", "stripe", "playwright",
 )  # fmt: skip
 
 

@@ -21,7 +21,7 @@ from __future__ import annotations
 import json
 import re
 import sys
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -49,6 +49,8 @@ OBJECTS = frozenset(
     }
 )
 BUILTINS = "builtins"
+CALLABLES = frozenset({"function", "class", "exception", "decorator", "coroutinefunction", "awaitablefunction"})
+MIN_DATA_USES = 20  # data fewer modules use is documented only where its module documents it itself
 CLASSES = frozenset({"class", "exception"})
 _DIRECTIVE = re.compile(r"^(\s*)\.\. (?:py:)?([a-z-]+)::\s?(.*)$")
 _OPTION = re.compile(r"^\s*:[\w-]+:")
@@ -71,6 +73,8 @@ class Entry:
     name: str
     text: str
     members: list[Entry] = field(default_factory=list)
+    signature: str = ""  # what follows the name in the directive: `(key, default=None)`; empty for data
+    kind: str = ""  # the directive: `function`, `class`, `data`…
 
 
 @dataclass
@@ -114,6 +118,37 @@ def descriptions(folder: Path) -> dict[str, str]:
             if entry.text:
                 texts.setdefault(k, []).append(entry.text)
     return {k: "\n\n".join(parts) for k, parts in texts.items()}
+
+
+def undocumented(
+    pages: Mapping[str, ModulePage], documented: Iterable[str], uses: Mapping[str, int]
+) -> dict[str, list[Entry]]:
+    """Per module, the module-level objects its reference page documents that no passage does (`documented`: the
+    dotted names the passages document): functions a module imports without exporting them (`hashlib.scrypt`,
+    from OpenSSL, outside `__all__`) and data neither `ast` nor introspection turns into a passage (`sys.argv`,
+    `os.environ`, `subprocess.PIPE`) — data only where code uses it (`uses`: the number of indexed modules using
+    each `popularity.key`, at least MIN_DATA_USES), as the constants of `errno` and `stat`, whose short passages
+    match a question's every word ("get the size of a file": `stat.ST_SIZE`), are not. An object counts as
+    documented when a documented name has its `popularity.api_key`. Members of classes (their attributes, the
+    methods of objects the reference names in lower case, `loop.run_in_executor`), private names and objects
+    without a description are left out."""
+    keys = {api_key(name) for name in documented}
+    found: dict[str, list[Entry]] = {}
+    for module, page in pages.items():
+        for entry in page.entries:
+            owner, _, last = entry.name.rpartition(".")
+            if owner not in (module, "") or last.startswith("_") or not entry.text.strip():
+                continue
+            k = api_key(entry.name)
+            if k in keys or (entry.kind not in CALLABLES and uses.get(k, 0) < MIN_DATA_USES):
+                continue
+            found.setdefault(module, []).append(entry)
+    return found
+
+
+def entries_markdown(entries: Iterable[Entry]) -> str:
+    """Reference objects as passages of a module's Markdown: a `##` heading naming each, its description."""
+    return "\n\n".join(f"## `{entry.name}{entry.signature}`\n\n{entry.text}" for entry in entries)
 
 
 def to_bytes(texts: Mapping[str, str]) -> bytes | None:
@@ -179,16 +214,16 @@ def _entries(kind: str, argument: str, body: list[str], module: str, owner: str 
     signatures, rest = _signatures(argument, body)
     named = []
     for signature in signatures:
-        name = signature.partition("(")[0].strip()
-        if re.fullmatch(r"[A-Za-z_][\w.]*", name):
-            named.append(_qualify(name, module, owner))
+        name, paren, arguments = signature.partition("(")
+        if re.fullmatch(r"[A-Za-z_][\w.]*", name.strip()):
+            named.append((_qualify(name.strip(), module, owner), paren + arguments.strip() if paren else ""))
     if not named:
         return []
-    inner_owner = named[0].removeprefix(module + ".") if kind in CLASSES else owner
+    inner_owner = named[0][0].removeprefix(module + ".") if kind in CLASSES else owner
     while rest and _OPTION.match(rest[0]):  # the directive's options (`:async:`, `:noindex:`)
         rest = rest[1:]
     own, members = _description(rest, kind, module, inner_owner)
-    return [Entry(name, own, members) for name in named]
+    return [Entry(name, own, members, signature, kind) for name, signature in named]
 
 
 def _signatures(argument: str, body: list[str]) -> tuple[list[str], list[str]]:

@@ -12,8 +12,17 @@ from almanac.rag import local_index
 from almanac.rag.embeddings.cache import CachedEmbedder
 from almanac.rag.fields import module_of
 from almanac.rag.hybrid import HybridConfig
-from almanac.rag.local_docs import Document
-from almanac.rag.local_index import IndexInputs, build_local_index, chunk_all, load_local_index, search_local
+from almanac.rag.local_docs import Document, Library
+from almanac.rag.local_index import (
+    IndexInputs,
+    build_local_index,
+    chunk_all,
+    load_local_index,
+    search_local,
+    with_reference,
+)
+from almanac.rag.python_reference import MIN_DATA_USES
+from almanac.rag.ranking import symbol_of
 from almanac.rag.sources.base import LibraryNotFound, SourceUnavailable
 from almanac.rag.sources.local import LocalSource
 
@@ -165,3 +174,36 @@ def test_a_library_over_its_budget_keeps_every_apis_first_passage_before_further
     assert len(chunks) == 6
     assert all(any(title.startswith(f"`big.f{i}()") for title in titles) for i in range(4))  # none cut off
     assert sum(title.startswith("`big.first()") for title in titles) == 1  # its second piece gave way
+
+
+def test_the_standard_library_gains_the_objects_only_its_reference_documents(tmp_path: Path) -> None:
+    reference = tmp_path / "library"
+    reference.mkdir()
+    (reference / "sys.rst.txt").write_text(
+        ".. module:: sys\n\n.. data:: argv\n\n   The list of command line arguments passed to a Python script.\n\n"
+        ".. function:: exit([arg])\n\n   Raise a SystemExit exception, signaling an intention to exit.\n\n"
+        ".. currentmodule:: sys.monitoring\n\n.. function:: use_tool_id(tool_id, name)\n\n   Claims a tool.\n"
+    )
+    (reference / "smmap.rst.txt").write_text(".. module:: smmap\n\n.. data:: ALIGNMENT\n\n   The page size.\n")
+    libraries = [
+        Library("/python/sys", "sys", "", "stdlib", "3.11", "https://docs.python.org/3.11/library/sys.html"),
+        Library("/pypi/smmap", "smmap", "", "package", "5.0", None),
+    ]
+    argv = frozenset({"sys.argv"})  # what a module's code uses: `sys.argv` is data that code uses
+    documents = [
+        Document("/python/sys", "sys", "# Module `sys`\n\n## `sys.exit(status=None)`\n\nExit.", "markdown", None),
+        Document("/pypi/smmap", "smmap", "# Module `smmap`\n\n## class `smmap.Window`", "markdown", None),
+        *(Document("/pypi/app", f"app.m{i}", "# Module", "markdown", None, uses=argv) for i in range(MIN_DATA_USES)),
+    ]
+    completed = with_reference(libraries, documents, reference)
+    by_title = {document.title: document for document in completed}
+    own = by_title["sys"].text
+    assert own.startswith(documents[0].text)  # what the module documents comes first, as it was
+    assert "## `sys.argv`\n\nThe list of command line arguments" in own  # data no passage documents
+    assert own.count("sys.exit") == 1  # an API already documented is not documented twice
+    # a submodule without a document of its own gets one, in its package's library
+    assert by_title["sys.monitoring"].library_id == "/python/sys"
+    assert "## `sys.monitoring.use_tool_id(tool_id, name)`" in by_title["sys.monitoring"].text
+    assert by_title["smmap"] == documents[1]  # installed packages document themselves
+    chunks = chunk_all(completed)
+    assert "sys.argv" in {symbol_of(chunk) for chunk in chunks}  # a passage of its own, found by its name
