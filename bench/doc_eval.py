@@ -2,7 +2,7 @@
 
 Reads `bench/doc_questions.jsonl` (or `--questions`: `bench/doc_questions_large_libraries.jsonl` asks about the APIs of
 large libraries, `…_howto.jsonl` in full sentences as developers ask, `…_everyday.jsonl` and `…_tasks.jsonl` everyday
-tasks; each line: question, expected fully qualified APIs, library, source, split), builds the local index exactly as
+tasks, `…_wide.jsonl` 83 more across 52 libraries, put loosely; each line: question, expected fully qualified APIs, library, source, split), builds the local index exactly as
 the product does (`build_local_index`: installed distributions and the standard library of this interpreter) into a
 SQLite database under `--data` (reused while its inputs are unchanged; embeddings are cached there too), and runs every
 question through the tool's own pipeline offline (rule query parsing, rule library choice, fused order —
