@@ -68,6 +68,9 @@ def test_everyday_phrasings_of_structures_concurrency_databases_and_services_bri
     assert expansion("declare a foreign key column") == ["foreignkey"]
     assert expansion("run code on startup of the app") == ["lifespan", "on_event"]
     assert expansion("convert a datetime to UTC") == ["timezone", "astimezone"]
+    assert expansion("share a counter between threads safely") == ["lock"]
+    assert expansion("replace a method with a fake in a test")[-2:] == ["mock", "patch"]
+    assert expansion("compare two strings for a similarity score") == ["ratio", "close", "sequencematcher"]
 
 
 def test_a_phrase_matches_across_the_questions_articles_and_possessives() -> None:
