@@ -4,12 +4,12 @@ from pathlib import Path
 
 from almanac.rag.python_reference import (
     MIN_DATA_USES,
-    ModulePage,
     descriptions,
     entries_markdown,
     from_bytes,
     module_pages,
     python_docs,
+    read_reference,
     reference_dir,
     to_bytes,
     undocumented,
@@ -157,25 +157,20 @@ EXTRA = """\
 """
 
 
-def pages_of(*texts: str) -> dict[str, ModulePage]:
-    pages: dict[str, ModulePage] = {}
-    for text in texts:
-        for page in module_pages(text):
-            pages.setdefault(page.module, ModulePage(page.module)).entries += page.entries
-    return pages
-
-
-def test_what_only_the_reference_documents_is_found_with_its_signature() -> None:
+def test_what_only_the_reference_documents_is_found_with_its_signature(tmp_path: Path) -> None:
+    (tmp_path / "toolbox.rst.txt").write_text(PAGE)
+    (tmp_path / "toolbox-extra.rst.txt").write_text(EXTRA)
+    pages = read_reference(tmp_path)
     documented = ["toolbox.locate", "toolbox._impl.pack", "toolbox.Crate"]  # `pack` under its defining module
     # how many modules use each (by key): at least MIN_DATA_USES for data to be documented
     uses = {"toolbox.LIMIT": MIN_DATA_USES, "toolbox.DEFAULT_SIZE": MIN_DATA_USES - 1, "toolbox.EMPTY": 99}
     uses["toolbox.Crate.open"] = 99
-    missing = undocumented(pages_of(PAGE, EXTRA), documented, uses)
+    missing = undocumented(pages, documented, uses)
     names = {module: [entry.name for entry in entries] for module, entries in missing.items()}
     # a function no passage documents (a stacked signature's second name), data that code uses; not the data
     # few modules use, members of classes (`Crate.seal`, `loop.close_all`), private names, objects without a text
     assert names == {"toolbox": ["toolbox.unpack"], "toolbox.extra": ["toolbox.extra.LIMIT"]}
-    assert undocumented(pages_of(PAGE), [*documented, "toolbox.unpack"], {}) == {}  # data nobody uses: none
+    assert undocumented(pages, [*documented, "toolbox.unpack"], {}) == {}  # data nobody uses: none
     markdown = entries_markdown([*missing["toolbox"], *missing["toolbox.extra"]])
     assert markdown.startswith("## `toolbox.unpack(blob)`\n\nConvert between data and blobs;")
     assert markdown.endswith("## `toolbox.extra.LIMIT`\n\nThe largest crate, in `units`.")  # data: no signature
