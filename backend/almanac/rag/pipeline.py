@@ -252,12 +252,12 @@ class DocumentationPipeline:
             fields = searched.index.fields() if isinstance(searched, LocalCorpus) else None
             gists = [fields.gist(chunk) for chunk in chunks] if fields is not None else []
             narrow = explicit and alone  # the one library the caller asked for
-            dense = await self.local_reorder.rerank(query, texts, len(texts), fused=ordered, gists=gists, narrow=narrow)
-            blended = diversify(
-                [chunks[h.index] for h in dense], [h.score for h in dense], config.diversity, len(dense)
-            )
-            picked = [dense[c.index].index for c in blended]
-            chunks, texts, ordered = [chunks[i] for i in picked], [texts[i] for i in picked], [c.score for c in blended]
+            dense = await self.local_reorder.scores(query, texts, fused=ordered, gists=gists, narrow=narrow)
+            if dense is not None:  # in the fused order's units: near-copies pay what they paid before the reorder
+                blended = diversify(chunks, dense, config.diversity, len(chunks))
+                picked = [c.index for c in blended]
+                chunks, texts = [chunks[i] for i in picked], [texts[i] for i in picked]
+                ordered = [c.score for c in blended]
         reranked = await self.reranker.rerank(query, texts, self.top_k, fused=ordered) if texts else []
         if self.min_score is not None:
             reranked = [hit for hit in reranked if hit.score >= self.min_score]

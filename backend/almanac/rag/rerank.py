@@ -258,22 +258,41 @@ class DenseReorder:
         gists: Sequence[str] = (),
         narrow: bool = False,
     ) -> list[Hit]:
-        """The candidates reordered; `narrow` when they all come from the one library the caller asked for,
-        where the similarity weighs `narrow` (less: the fused order's priors know that library's centre)."""
+        """The candidates reordered, scored 0–1 (the best 1); `narrow` when they all come from the one library the
+        caller asked for, where the similarity weighs `narrow` (less: the fused order's priors know that
+        library's centre)."""
+        scores = await self.scores(query, texts, fused=fused, gists=gists, narrow=narrow)
+        if scores is None:
+            return fused_order(len(texts), top_n, fused)
+        order = sorted(range(len(texts)), key=lambda i: (-scores[i], i))[:top_n]
+        top = max(scores)
+        return [Hit(i, unit(scores[i] / top) if top > 0 else 1.0) for i in order]
+
+    async def scores(
+        self,
+        query: str,
+        texts: Sequence[str],
+        *,
+        fused: Sequence[float],
+        gists: Sequence[str] = (),
+        narrow: bool = False,
+    ) -> list[float] | None:
+        """Each candidate's blended score in the fused order's units: its fused score scaled to the candidates'
+        range (0–1) plus the weight × each similarity so scaled (`blend`), so a step after it that weighs scores
+        (the diversity's penalty) weighs them as it weighed the fused ones; None when the candidates cannot be
+        embedded (or `fused` does not match them)."""
         weight = self._narrow if narrow else self._weight
         if not texts or len(fused) != len(texts):
-            return fused_order(len(texts), top_n, fused)
+            return None
         described = len(gists) == len(texts)
         try:
             vectors = await self._embedder.embed([*texts, *(gists if described else ())], input_type="document")
             [question] = await self._embedder.embed([query], input_type="query")
         except EmbeddingError:
             log.warning("dense reorder failed; keeping the fused order", exc_info=True)
-            return fused_order(len(texts), top_n, fused)
+            return None
         similarity = _cosines(vectors, question)
         scores = blend(fused, similarity[: len(texts)], weight)
         if described:
             scores = [s + weight * g for s, g in zip(scores, min_max(similarity[len(texts) :]), strict=True)]
-        order = sorted(range(len(texts)), key=lambda i: (-scores[i], i))[:top_n]
-        top = max(scores)
-        return [Hit(i, unit(scores[i] / top) if top > 0 else 1.0) for i in order]
+        return scores

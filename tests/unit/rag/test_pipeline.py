@@ -12,6 +12,7 @@ from tests.rag_support import api_passage, small_index
 from almanac.llm.fake import ScriptedModel, reply
 from almanac.rag.bm25 import BM25Index
 from almanac.rag.chunking import Chunk
+from almanac.rag.embeddings.base import EmbeddingError
 from almanac.rag.format import citations, to_markdown
 from almanac.rag.hybrid import index_text
 from almanac.rag.local_docs import Library
@@ -440,6 +441,19 @@ async def test_the_local_candidates_are_reordered_by_the_question_embedding_befo
     assert kept.passages[0].chunk.id == "string.Template"
 
 
+class BrokenEmbedder(ConceptEmbedder):
+    async def embed(self, texts: Sequence[str], *, input_type: str) -> np.ndarray:
+        raise EmbeddingError("the model is not loaded")
+
+
+async def test_when_the_candidates_cannot_be_embedded_the_fused_order_stands() -> None:
+    request = DocRequest("fill the fields of a string with dollar signs", library="string")
+    fused = await _local_pipeline(_templates_index()).run(request)
+    broken = await _local_pipeline(_templates_index(), local_reorder=DenseReorder(BrokenEmbedder())).run(request)  # type: ignore[arg-type]
+    assert [p.chunk.id for p in broken.passages] == [p.chunk.id for p in fused.passages]
+    assert broken.passages[0].chunk.id == "string.Formatter"
+
+
 class RecordingReorder(DenseReorder):
     """The dense reorder, remembering whether each call was confined to one library the caller asked for."""
 
@@ -447,9 +461,9 @@ class RecordingReorder(DenseReorder):
         super().__init__(ConceptEmbedder())  # type: ignore[arg-type]
         self.narrow: list[bool] = []
 
-    async def rerank(self, query: str, texts: Sequence[str], top_n: int, **options: Any) -> list[Hit]:
+    async def scores(self, query: str, texts: Sequence[str], **options: Any) -> list[float] | None:
         self.narrow.append(bool(options.get("narrow")))
-        return await super().rerank(query, texts, top_n, **options)
+        return await super().scores(query, texts, **options)
 
 
 async def test_the_reorder_is_narrow_only_within_a_library_the_caller_asked_for() -> None:
@@ -634,3 +648,57 @@ async def test_a_misspelt_word_is_read_as_the_documentations_and_said_so() -> No
     result = await _local_pipeline(index).run(DocRequest("how to pasre"))
     assert symbol_of(result.passages[0].chunk) == "text.parse"
     assert "Read “pasre” as “parse”." in result.notes
+
+
+class UrlEmbedder(ConceptEmbedder):
+    """Embeds a text mentioning a URL on one axis, a pathname close to it (cosine 0.8) and anything else on a
+    third: to a question about URLs, two APIs that parse URLs are alike, a path's `split` is nearly so."""
+
+    async def embed(self, texts: Sequence[str], *, input_type: str) -> np.ndarray:
+        axes = {"url": (1.0, 0.0, 0.0), "pathname": (0.8, 0.6, 0.0)}
+        return np.array(
+            [next((v for word, v in axes.items() if word in t.lower()), (0.0, 0.0, 1.0)) for t in texts],
+            dtype=np.float32,
+        )
+
+
+async def test_after_the_reorder_near_copies_of_two_apis_pay_what_they_paid_before_it() -> None:
+    # urlsplit and urlparse are two APIs described almost word for word; the reorder must not make their
+    # likeness cost more than it did in the fused order and push the second one under a worse answer
+    def api(module: str, name: str, text: str) -> Chunk:
+        heading = f"`{module}.{name}(...)`"
+        return Chunk(
+            f"{module}.{name}",
+            f"## {heading}\n\n{text}",
+            f"Module `{module}` > {heading}",
+            None,
+            f"/python/{module}",
+            0,
+            10,
+        )
+
+    chunks = [
+        api("urllib.parse", "urlsplit", "Split a URL string into scheme, netloc, path, query and fragment."),
+        api("urllib.parse", "urlparse", "Parse a URL string into scheme, netloc, path, params, query and fragment."),
+        api("os.path", "split", "Split the pathname path into a pair, (head, tail)."),
+        api("os.path", "basename", "Return the base name of pathname path."),
+        api("os.path", "join", "Join one or more path segments; split them again with split."),
+    ]
+    libraries = {
+        f"/python/{m}": Library(f"/python/{m}", m, "", "stdlib", "3.11", None) for m in ("urllib.parse", "os.path")
+    }
+    index = LocalIndex(
+        libraries, chunks, BM25Index.build([index_text(c) for c in chunks]), None, None, datetime.now(UTC)
+    )
+    local = LocalSource(index=lambda: index, embedder=None)
+    reordered = DocumentationPipeline(
+        source=local,
+        fallback=None,
+        parser=RuleQueryParser(local.names),
+        selector=RuleSelector(),
+        reranker=FusedOrder(),
+        local_reorder=DenseReorder(UrlEmbedder()),  # type: ignore[arg-type]
+        top_k=2,
+    )
+    result = await reordered.run(DocRequest("split a url into scheme, host and path"))
+    assert [p.chunk.id for p in result.passages] == ["urllib.parse.urlsplit", "urllib.parse.urlparse"]
