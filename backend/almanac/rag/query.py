@@ -18,7 +18,8 @@ from __future__ import annotations
 import json
 import logging
 import re
-from collections.abc import Callable, Iterable, Sequence
+import sys
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -314,6 +315,8 @@ def rule_libraries(query: str, known: Iterable[str] = ()) -> list[str]:
         if normalise_name(words[at]) in names and words[at].lower() not in _COMMON:
             matches.append(words[at])
         at += 1
+    for name, parts in apart_names(words, names):  # the name of the two words run together, not its parts
+        matches = [name, *(match for match in matches if match.lower() not in parts)]
     if matches:
         return sorted(dict.fromkeys(matches), key=len, reverse=True)
     for pattern in _PATTERNS:
@@ -322,6 +325,27 @@ def rule_libraries(query: str, known: Iterable[str] = ()) -> list[str]:
             if name.lower() not in _COMMON and not _BOILERPLATE.fullmatch(name):
                 return [name]
     return []
+
+
+APART = 4  # how far apart two words may be to spell a library's name together (`apart_names`)
+
+
+def apart_names(words: Sequence[str], names: Mapping[str, str]) -> list[tuple[str, frozenset[str]]]:
+    """The distributions among `names` (normalised name → name) that two of the question's words spell run
+    together though apart or reversed, each with those two words, lower-case: "a JSON document against a
+    schema" names `jsonschema`, "lock a file" `filelock`. Not a standard-library module: those so spelt are an
+    everyday verb and its object ("read a line" is no `readline`, "get the text" no `gettext`)."""
+    lowered = [word.lower() for word in words]
+    found: dict[str, frozenset[str]] = {}
+    for i, first in enumerate(lowered):
+        for j in range(max(0, i - APART), min(len(lowered), i + APART + 1)):
+            second = lowered[j]
+            if j in (i, i + 1) or first == second or len(first) < 3 or len(second) < 3:
+                continue  # the adjacent pair in order is read where the words are (`rule_libraries`)
+            name = names.get(first + second)
+            if name and first + second not in lowered and first + second not in sys.stdlib_module_names:
+                found.setdefault(name, frozenset({first, second}))
+    return list(found.items())
 
 
 def guess_library(query: str) -> str | None:

@@ -54,6 +54,16 @@ def test_two_words_making_one_library_name_are_that_library_not_their_parts() ->
     assert rule_libraries("validate json with pydantic", KNOWN) == ["pydantic", "json"]
 
 
+def test_two_words_apart_or_reversed_spell_a_distributions_name_but_not_a_standard_modules() -> None:
+    known = [*KNOWN, "filelock", "readline", "gettext", "re"]
+    assert rule_libraries("validate a JSON document against a schema", known) == ["jsonschema"]
+    assert rule_libraries("lock a file so two processes do not write it at once", known) == ["filelock"]
+    assert rule_libraries("read a file line by line", known) == []  # no `readline`: a verb and its object
+    assert rule_libraries("regex to get all text outside of brackets", known) == ["re"]  # nor `gettext`
+    # too far apart to be one name
+    assert rule_libraries("parse json from the response and check it with a schema", known) == ["json"]
+
+
 def test_a_word_for_a_standard_modules_subject_names_that_module_not_the_package_of_the_same_name() -> None:
     known = ["re", "regex", "string"]
     assert rule_libraries("Python regex - ignore parenthesis", known) == ["re"]
