@@ -8,7 +8,9 @@ with the question's own words, and an API named by one of them counts as named b
 (`ranking.arrange`).
 
 The table is ours: everyday programming vocabulary, one way only (how questions put it → how reference
-documentation and API names put it), general rather than tied to any one library's question.
+documentation and API names put it), general rather than tied to any one library's question. `WITHIN` holds what a
+word means within a subject the question names: in a question about regular expressions, "remove" is a substitution
+(`sub`), "extract" finding every match (`findall`).
 Words are matched as written or plural, not by stem ("settings" is no "set"), phrases word by word in order, a
 question's articles and possessives aside ("copy a directory" is "copy directory").
 """
@@ -337,6 +339,27 @@ THESAURUS: Mapping[str, tuple[str, ...]] = {
     "rational": ("fraction",),
 }
 
+# Within a subject, what the question asks to do is that subject's operation: in a question about regular
+# expressions, "remove", "delete" or "insert" is a substitution (`re.sub`: "Regex for removing data in parenthesis",
+# "Delete digits (Regex)") and "extract" or "all" finding every match (`re.findall`), which no word of theirs says.
+# subject (words, any of which says the question is about it) → asked → documented, matched as `THESAURUS` is
+WITHIN: Mapping[tuple[str, ...], Mapping[str, tuple[str, ...]]] = {
+    ("regex", "regexp", "regular expression"): {
+        "remove": ("sub",),
+        "delete": ("sub",),
+        "strip": ("sub",),
+        "erase": ("sub",),
+        "eliminate": ("sub",),
+        "insert": ("sub",),
+        "add": ("sub",),
+        "clean": ("sub",),
+        "extract": ("findall",),
+        "capture": ("findall",),
+        "all": ("findall",),
+        "every": ("findall",),
+    },
+}
+
 
 _WORD = re.compile(r"[a-z0-9]+")
 # words a phrase of the table never has: "copy a directory" and "copy the directory" are "copy directory"
@@ -361,19 +384,34 @@ def _same(asked: str, written: str) -> bool:
 
 
 _ENTRIES = [(_words(asked), documented) for asked, documented in THESAURUS.items()]
+_WITHIN = [
+    ([_words(word) for word in subject], [(_words(asked), documented) for asked, documented in table.items()])
+    for subject, table in WITHIN.items()
+]
 
 
 def expansion(question: str) -> list[str]:
     """The documentation's words for the words and phrases of `question` in `THESAURUS` (as written, plural or a
-    verb's form: `_same`) that the question does not already have (by stem), in the table's order, each once. A name
+    verb's form: `_same`) that the question does not already have (by stem), in the table's order, each once; and
+    those of `WITHIN`'s table for a subject the question names ("remove … with a regex" → `sub`). A name
     the question writes as code is no words of its own ("parse_obj" asks for that API, not for parsing)."""
     words = [word for word in _words(_CODE.sub(" ", question)) if word not in _ARTICLES]
     have = set(tokenize(question))
     found: dict[str, None] = {}
-    for asked, documented in _ENTRIES:
-        width = len(asked)
-        for i in range(len(words) - width + 1):
-            if all(_same(a, w) for a, w in zip(asked, words[i : i + width], strict=True)):
-                found.update((word, None) for word in documented if not set(tokenize(word)) <= have)
-                break
+    entries = [
+        *_ENTRIES,
+        *(entry for subject, table in _WITHIN if any(_has(words, s) for s in subject) for entry in table),
+    ]
+    for asked, documented in entries:
+        if _has(words, asked):
+            found.update((word, None) for word in documented if not set(tokenize(word)) <= have)
     return list(found)
+
+
+def _has(words: list[str], phrase: list[str]) -> bool:
+    """Whether the question's `words` have a table's `phrase`, word by word in order (`_same`)."""
+    width = len(phrase)
+    return any(
+        all(_same(a, w) for a, w in zip(phrase, words[i : i + width], strict=True))
+        for i in range(len(words) - width + 1)
+    )

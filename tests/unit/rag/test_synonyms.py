@@ -77,3 +77,15 @@ def test_a_phrase_matches_across_the_questions_articles_and_possessives() -> Non
     assert expansion("copy a directory to another place") == ["copytree"]
     assert expansion("copy the folder with its files") == ["directory", "dir", "copytree"]
     assert expansion("convert the bytes to a string") == ["decode"]
+
+
+def test_within_a_subject_the_questions_verb_names_that_subjects_operation() -> None:
+    # a regular expression removes, deletes or inserts by substituting, and extracts by finding every match
+    assert "sub" in expansion("Regex for removing data in parenthesis")
+    assert "sub" in expansion("Delete digits in Python (Regex)")
+    assert "sub" in expansion("How can I remove text within parentheses with a regular expression?")
+    assert "findall" in expansion("extract all urls with regular expressions")
+    # the same verbs about anything else are no substitution
+    assert "sub" not in expansion("remove a file")
+    assert "sub" not in expansion("delete a key from a dict")
+    assert "findall" not in expansion("extract a zip archive")
