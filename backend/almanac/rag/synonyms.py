@@ -12,7 +12,8 @@ documentation and API names put it), general rather than tied to any one library
 word means within a subject the question names: in a question about regular expressions, "remove" is a substitution
 (`sub`), "extract" finding every match (`findall`).
 Words are matched as written or plural, not by stem ("settings" is no "set"), phrases word by word in order, a
-question's articles and possessives aside ("copy a directory" is "copy directory").
+question's articles and possessives aside ("copy a directory" is "copy directory") and up to two other words between
+(`PHRASE_GAP`: "sort a python dictionary by value" is "sort by", "format the current time" "format time").
 """
 
 from __future__ import annotations
@@ -408,10 +409,18 @@ def expansion(question: str) -> list[str]:
     return list(found)
 
 
+PHRASE_GAP = 2  # other words a question may have between two words of a phrase ("sort a dictionary by value")
+
+
 def _has(words: list[str], phrase: list[str]) -> bool:
-    """Whether the question's `words` have a table's `phrase`, word by word in order (`_same`)."""
-    width = len(phrase)
-    return any(
-        all(_same(a, w) for a, w in zip(phrase, words[i : i + width], strict=True))
-        for i in range(len(words) - width + 1)
-    )
+    """Whether the question's `words` have a table's `phrase`: its words in order (`_same`), with at most
+    `PHRASE_GAP` other words between each two ("sort a python dictionary by value" has "sort by", "round a float up"
+    "round up"; "trace the stack" is no "stack trace")."""
+
+    def rest(after: int, k: int) -> bool:
+        if k == len(phrase):
+            return True
+        window = range(after, min(len(words), after + PHRASE_GAP + 1))
+        return any(_same(phrase[k], words[j]) and rest(j + 1, k + 1) for j in window)
+
+    return any(_same(phrase[0], word) and rest(i + 1, 1) for i, word in enumerate(words))

@@ -89,3 +89,12 @@ def test_within_a_subject_the_questions_verb_names_that_subjects_operation() -> 
     assert "sub" not in expansion("remove a file")
     assert "sub" not in expansion("delete a key from a dict")
     assert "findall" not in expansion("extract a zip archive")
+
+
+def test_a_phrase_matches_with_a_few_other_words_between_its_words() -> None:
+    assert "itemgetter" in expansion("Sort a Python dictionary by value")  # "sort by"
+    assert "ceil" in expansion("round a float up to the nearest integer")  # "round up"
+    assert "strftime" in expansion("format the current time as hours and minutes")  # "format time"
+    # in order only, and not across a whole clause
+    assert "itemgetter" not in expansion("sort out which of my many users signed up by email")
+    assert "traceback" not in expansion("trace the stack of calls")
