@@ -284,9 +284,10 @@ def without_excluded(query: str, excluded: Iterable[str]) -> str:
 def rule_libraries(query: str, known: Iterable[str] = ()) -> list[str]:
     """Every library a request names by rules, the longest name first: an explicit Context7 ID alone, else the
     known names among its words — two adjacent words making one name count as that name and not as their
-    parts ("json schema" is `jsonschema`, "pydantic settings" is `pydantic-settings`, not `pydantic`), and a word
-    in an idiom ("at the same time", `_IDIOMS`) or one to do without ("without argparse", `_EXCLUDING`) not at
-    all —, else the first name in a telling position."""
+    parts ("json schema" is `jsonschema`, "pydantic settings" is `pydantic-settings`, not `pydantic`), as do two
+    words apart or reversed that spell a distribution's name (`apart_names`: "a JSON document against a schema",
+    "lock a file"), and a word in an idiom ("at the same time", `_IDIOMS`) or one to do without ("without
+    argparse", `_EXCLUDING`) not at all —, else the first name in a telling position."""
     explicit = LIBRARY_ID.search(query)
     if explicit:
         return [explicit.group(0)]
