@@ -98,3 +98,9 @@ def test_a_phrase_matches_with_a_few_other_words_between_its_words() -> None:
     # in order only, and not across a whole clause
     assert "itemgetter" not in expansion("sort out which of my many users signed up by email")
     assert "traceback" not in expansion("trace the stack of calls")
+
+
+def test_converting_between_bytes_and_numbers_brings_struct_and_the_int_methods() -> None:
+    assert {"from_bytes", "unpack"} <= set(expansion("Shortest way to convert these bytes to int in python?"))
+    assert {"to_bytes", "pack"} <= set(expansion("convert an int to bytes"))
+    assert "unpack" in expansion("How can I convert a binary to a float number")
