@@ -8,7 +8,7 @@ distributions and the standard library of this interpreter) into a SQLite databa
 inputs are unchanged; embeddings are cached there too), and runs every question through the tool's own pipeline offline
 (rule query parsing, rule library choice, fused order — `build_documentation` with no language model), in the BM25 phase
 (no embedder); the reorder phase (LOCAL_DENSE=reorder, the service's default): BM25 candidates reordered by MiniLM
-(`DenseReorder`), which embeds only the 30 candidates each question keeps, as the service does; the fuse phase
+(`DenseReorder`), which embeds only the 40 candidates each question keeps, as the service does; the fuse phase
 (LOCAL_DENSE=fuse: MiniLM over the whole index fused with BM25, the seed's way); the hybrid phase (LOCAL_DENSE=both once
 the index is embedded: fused, then reordered). The last two embed the whole index first (half an hour or more on 2 cores
 for 77,000 passages, kept in `--data`). A hit is a returned passage whose symbol (the last heading of its title,
@@ -318,7 +318,7 @@ async def main(argv: Sequence[str] | None = None) -> None:
     phases = list(PHASES) if args.phase == "all" else [args.phase]
     embeds = any(PHASES[phase][1] for phase in phases)
     index, embedder = await local_index(args.data, embeddings=embeds, reuse=args.reuse_index)
-    if embedder is None and "reorder" in phases:  # the vectors of the candidates only: each question embeds its own 30
+    if embedder is None and "reorder" in phases:  # the vectors of the candidates only: each question embeds its own 40
         url = f"sqlite+aiosqlite:///{args.data / 'index.db'}"
         embedder = CachedEmbedder(MiniLMEmbedder(), Database(url))
     print(f"{len(questions)} questions, index of {len(index.chunks):,} chunks from {len(index.libraries)} libraries")

@@ -241,32 +241,10 @@ class DenseReorder:
     and its API's summary well. Candidate vectors come through the embedder's cache (the index's own vectors,
     for indexed text). An embedding error keeps the fused order."""
 
-    name = "dense reorder"
-
     def __init__(self, embedder: Embedder, *, weight: float = DENSE_WEIGHT, narrow: float = NARROW_WEIGHT) -> None:
         self._embedder = embedder
         self._weight = weight
         self._narrow = narrow
-
-    async def rerank(
-        self,
-        query: str,
-        texts: Sequence[str],
-        top_n: int,
-        *,
-        fused: Sequence[float] = (),
-        gists: Sequence[str] = (),
-        narrow: bool = False,
-    ) -> list[Hit]:
-        """The candidates reordered, scored 0–1 (the best 1); `narrow` when they all come from the one library the
-        caller asked for, where the similarity weighs `narrow` (less: the fused order's priors know that
-        library's centre)."""
-        scores = await self.scores(query, texts, fused=fused, gists=gists, narrow=narrow)
-        if scores is None:
-            return fused_order(len(texts), top_n, fused)
-        order = sorted(range(len(texts)), key=lambda i: (-scores[i], i))[:top_n]
-        top = max(scores)
-        return [Hit(i, unit(scores[i] / top) if top > 0 else 1.0) for i in order]
 
     async def scores(
         self,

@@ -158,21 +158,28 @@ class AxisEmbedder:
         return rows
 
 
+def order(scores: Sequence[float] | None) -> list[int]:
+    """The candidates' indexes, best score first."""
+    assert scores is not None
+    return sorted(range(len(scores)), key=lambda i: -scores[i])
+
+
 async def test_dense_reorder_lets_the_question_embedding_reorder_close_candidates() -> None:
     texts = ["cache entry options", "delete a directory tree", "other things"]
-    reranked = await DenseReorder(AxisEmbedder()).rerank("delete a folder", texts, 3, fused=[1.0, 0.9, 0.0])
-    assert [hit.index for hit in reranked] == [1, 0, 2]
-    assert reranked[0].score == 1.0 and all(0.0 <= hit.score <= 1.0 for hit in reranked)
+    scores = await DenseReorder(AxisEmbedder()).scores("delete a folder", texts, fused=[1.0, 0.9, 0.0])
+    assert order(scores) == [1, 0, 2]
+    # in the fused order's units: the fused score scaled to 0–1 plus 1.0 × the similarity scaled to 0–1
+    assert scores == pytest.approx([1.0, 1.9, 0.0])
 
 
 async def test_within_the_one_library_asked_for_the_question_embedding_weighs_less() -> None:
     # the fused order of a single library's passages knows its centre and names; the embedding counts half
     texts = ["cache entry options", "delete a directory tree", "other things"]
     reorder = DenseReorder(AxisEmbedder())
-    wide = await reorder.rerank("delete a folder", texts, 3, fused=[1.0, 0.4, 0.0])
-    assert [hit.index for hit in wide] == [1, 0, 2]  # 0.4 + 1.0 × 1 beats 1.0
-    narrow = await reorder.rerank("delete a folder", texts, 3, fused=[1.0, 0.4, 0.0], narrow=True)
-    assert [hit.index for hit in narrow] == [0, 1, 2]  # 0.4 + 0.5 × 1 does not
+    wide = await reorder.scores("delete a folder", texts, fused=[1.0, 0.4, 0.0])
+    assert order(wide) == [1, 0, 2]  # 0.4 + 1.0 × 1 beats 1.0
+    narrow = await reorder.scores("delete a folder", texts, fused=[1.0, 0.4, 0.0], narrow=True)
+    assert order(narrow) == [0, 1, 2]  # 0.4 + 0.5 × 1 does not
 
 
 async def test_dense_reorder_also_weighs_each_candidates_gist() -> None:
@@ -181,16 +188,13 @@ async def test_dense_reorder_also_weighs_each_candidates_gist() -> None:
     gists = ["cache.clear: empties a cache", "shutil.rmtree: delete a directory tree", "other: nothing"]
     fused = [1.0, 0.9, 0.0]
     reorder = DenseReorder(AxisEmbedder())
-    plain = await reorder.rerank("delete a folder", texts, 3, fused=fused)
-    assert [hit.index for hit in plain] == [0, 1, 2]
-    described = await reorder.rerank("delete a folder", texts, 3, fused=fused, gists=gists)
-    assert [hit.index for hit in described] == [1, 0, 2]
+    assert order(await reorder.scores("delete a folder", texts, fused=fused)) == [0, 1, 2]
+    assert order(await reorder.scores("delete a folder", texts, fused=fused, gists=gists)) == [1, 0, 2]
     # gists that do not match the candidates one for one are left out
-    unmatched = await reorder.rerank("delete a folder", texts, 3, fused=fused, gists=gists[:2])
-    assert [hit.index for hit in unmatched] == [0, 1, 2]
+    assert order(await reorder.scores("delete a folder", texts, fused=fused, gists=gists[:2])) == [0, 1, 2]
 
 
-async def test_dense_reorder_keeps_the_fused_order_when_embedding_fails() -> None:
+async def test_dense_reorder_gives_no_scores_when_embedding_fails_or_the_fused_scores_do_not_match() -> None:
     texts = ["cache entry options", "delete a directory tree"]
-    reranked = await DenseReorder(AxisEmbedder(fail=True)).rerank("delete", texts, 2, fused=[1.0, 0.9])
-    assert [hit.index for hit in reranked] == [0, 1]
+    assert await DenseReorder(AxisEmbedder(fail=True)).scores("delete", texts, fused=[1.0, 0.9]) is None
+    assert await DenseReorder(AxisEmbedder()).scores("delete", texts, fused=[1.0]) is None
