@@ -81,7 +81,8 @@ _PROGRAMMING = frozenset(
     pathname zip zipfile tar archive subprocess process processes thread threads threading async await asyncio
     coroutine coroutines task tasks queue semaphore mutex lock exception exceptions traceback stacktrace error
     errors logging logger log logs test tests pytest unittest mock fixture fixtures datetime timestamp timezone
-    epoch utc uuid hash md5 sha256 sha1 encode decode encoding decoding base64 unicode utf-8 ascii iterator
+    epoch utc date dates weekday weekdays timedelta uuid hash md5 sha256 sha1 encode decode encoding decoding
+    base64 unicode utf-8 ascii iterator
     iterable iterables generator generators decorator decorators lambda dataclass dataclasses enum sql sqlite
     database databases orm schema migration migrations validator validation validate serialize deserialize
     serialization parse parser parsing cli argparse terminal shell stdin stdout stderr env config configuration

@@ -161,6 +161,7 @@ async def test_a_loosely_phrased_request_about_code_looks_up_the_documentation_t
         "set default headers on an httpx AsyncClient",
         "what does model_dump return",
         "merge two dictionaries",
+        "difference in days between two dates",  # a computation on a type of data
     ):
         response = await complete(OfflineModel(), documentation_request(question))
         assert [c.name for c in response.tool_calls] == ["retrieve_documentation"], question
