@@ -31,6 +31,7 @@ from almanac.rag.popularity import usage
 from almanac.rag.reexports import (
     Definition,
     SourceOf,
+    aliases,
     computed_all,
     definitions,
     literal_all,
@@ -445,6 +446,11 @@ def module_api(source: str, module: str, *, is_package: bool = False, source_of:
             documented.add(node.name)
             internal = node.name in helpers or (exported is not None and node.name not in exported)
             parts.append(_definition_markdown(node, module, internal=internal, classes=classes))
+    for alias, function in aliases(tree.body):
+        found = True
+        documented.add(alias)
+        internal = exported is not None and alias not in exported
+        parts.append(_alias_markdown(function, module, alias, level=2, internal=internal))
     reexported = reexports(tree, module, is_package=is_package, source_of=source_of) if source_of else []
     for item in reexported:
         found = True
@@ -533,7 +539,21 @@ def _class_markdown(
     for base, item in from_private_bases(node, classes or {}, own):
         text = _function_markdown(item, f"{module}.{name}", level=3)
         parts.append(f"{text}\n\n(Inherited from `{module}.{base}`.)")
+    parts += [_alias_markdown(item, f"{module}.{name}", alias, level=3) for alias, item in aliases(node.body)]
     return "\n\n".join(parts)
+
+
+def _alias_markdown(
+    node: ast.FunctionDef | ast.AsyncFunctionDef, owner: str, alias: str, *, level: int, internal: bool = False
+) -> str:
+    """An alias of a function (`incr = incrby`) documented under its own name: the summary of that function's
+    docstring, then a line naming what it is another name for — not all of the docstring again, which would make
+    the two a pair of near-copies that the ranking's diversity step keeps only one of."""
+    heading = _function_markdown(node, owner, level=level, name=alias, internal=internal).partition("\n\n")[0]
+    summary = (ast.get_docstring(node) or "").split("\n\n", 1)[0].strip()
+    return "\n\n".join(
+        [heading, *([_fenced(summary)] if summary else []), f"(Another name for `{owner}.{node.name}`.)"]
+    )
 
 
 def from_private_bases(

@@ -49,6 +49,30 @@ def definitions(body: Sequence[ast.stmt]) -> list[Definition]:
     return chosen
 
 
+def aliases(body: Sequence[ast.stmt]) -> list[tuple[str, ast.FunctionDef | ast.AsyncFunctionDef]]:
+    """The public names a module or class body binds to one of its own functions by plain assignment, each with
+    that function, in source order: redis-py's `incr = incrby` makes `Redis.incr` an API as callable as any
+    defined with `def` (its documentation is the function's). Names the body defines itself, or binds more than
+    once, are left out: an alias is only what a single `name = function` says."""
+    defined = definitions(body)
+    functions = {node.name: node for node in defined if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)}
+    bound: dict[str, list[ast.expr | None]] = {}
+    for node in conditional(body):
+        if isinstance(node, ast.Assign):
+            for target in node.targets:
+                if isinstance(target, ast.Name):
+                    bound.setdefault(target.id, []).append(node.value)
+        elif isinstance(node, ast.AnnAssign | ast.AugAssign) and isinstance(node.target, ast.Name):
+            bound.setdefault(node.target.id, []).append(None)
+    taken = {node.name for node in defined}
+    found = []
+    for name, values in bound.items():
+        value = values[0] if len(values) == 1 else None
+        if not name.startswith("_") and name not in taken and isinstance(value, ast.Name) and value.id in functions:
+            found.append((name, functions[value.id]))
+    return found
+
+
 def conditional(body: Sequence[ast.stmt]) -> Iterator[ast.stmt]:
     """A module's or class's statements with those of its `if` and `try` blocks in their place, every branch in
     source order (a platform's branch, a fallback after `except ImportError:`, a version check's), nested blocks

@@ -312,6 +312,33 @@ def test_a_public_class_documents_the_methods_it_inherits_from_private_bases_of_
     assert "_registry" not in text
 
 
+def test_a_method_or_function_bound_to_another_name_is_documented_under_that_name_too() -> None:
+    # redis-py's `incr = incrby`: `Redis.incr` is called as often as any method defined with `def`
+    source = (
+        "__all__ = ['dumps', 'encode', 'Client']\n"
+        'def dumps(obj):\n    """Serialize obj."""\n'
+        "encode = dumps\n"
+        "shadow = dumps\n"
+        "class Client:\n"
+        "    def incrby(self, name, amount=1):\n"
+        '        """Increment the value of name by amount.\n\n        Details.\n        """\n'
+        "    incr = incrby\n"
+        "    def _raw(self): ...\n"
+        "    raw = _raw\n"
+        "    size = 3\n"
+    )
+    text = module_markdown(source, "kv")
+    assert (
+        "### `kv.Client.incr(self, name, amount=1)`\n\nIncrement the value of name by amount.\n\n"
+        "(Another name for `kv.Client.incrby`.)" in text  # its summary: not the details again
+    )
+    assert text.count("Details.") == 1
+    assert "## `kv.encode(obj)`\n\nSerialize obj.\n\n(Another name for `kv.dumps`.)" in text
+    assert "## `kv.shadow(obj)` (internal)" in text  # left out of `__all__`, as any helper
+    assert "### `kv.Client.raw(self)`" in text  # the public name of a private method
+    assert "size" not in text
+
+
 def test_a_property_is_documented_as_an_attribute_not_a_call() -> None:
     from almanac.rag.chunking import chunk_document
     from almanac.rag.ranking import symbol_of

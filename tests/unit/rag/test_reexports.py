@@ -11,7 +11,7 @@ from almanac.rag.local_index import IndexInputs, build_local_index
 from almanac.rag.local_search import load_local_index
 from almanac.rag.pipeline import DocRequest, DocumentationPipeline
 from almanac.rag.query import RuleQueryParser
-from almanac.rag.reexports import computed_all, unresolved_exports
+from almanac.rag.reexports import aliases, computed_all, unresolved_exports
 from almanac.rag.rerank import FusedOrder
 from almanac.rag.select import RuleSelector
 from almanac.rag.sources.local import LocalSource
@@ -158,3 +158,23 @@ def test_a_list_of_exports_imported_from_another_module_is_known_only_at_run_tim
         ast.parse("try:\n    from _decimal import *\nexcept ImportError:\n    from _pydecimal import *\n")
     )
     assert not computed_all(ast.parse("from ._impl import *\n"))  # a module of its own package: read with ast
+
+
+def test_an_alias_is_a_single_plain_assignment_of_a_function_of_the_same_body() -> None:
+    body = ast.parse(
+        "def get(): ...\n"
+        "fetch = get\n"  # an alias
+        "load = get\nload = None\n"  # bound twice: not one
+        "count: int = 0\n"
+        "def put(): ...\n"
+        "put2 = put\n"
+        "get = get\n"  # its own name
+        "_hidden = get\n"
+        "also = missing\n"
+        "if True:\n    later = get\n"
+    ).body
+    assert [(name, function.name) for name, function in aliases(body)] == [
+        ("fetch", "get"),
+        ("put2", "put"),
+        ("later", "get"),
+    ]
