@@ -96,6 +96,28 @@ class Document:
     contexts: Mapping[str, frozenset[str]] = field(default_factory=dict)  # the words around those uses
 
 
+README = " README"  # the end of the title of a distribution's README document
+# The sections of a README about the project rather than its use: how to contribute, the licence, who wrote and funds
+# it, its history. An answer to "send a message with the anthropic SDK" has no use for its "Contributing" section.
+_HOUSEKEEPING = re.compile(
+    # words that say it whatever follows them ("Contributing to Click", "License and copyright")…
+    r"(?:how to )?(?:contribut\w*|licen[cs]\w*|change ?log|release notes|code of conduct|acknowledge?ments?|sponsor\w*|"
+    r"donat\w*|citation|citing|how to cite|maintainers?)\b"
+    # …and words that say it alone ("History", not "History of a key"; "Support", not "Support for HTTP/2")
+    r"|(?:changes|history|release history|security(?: policy)?|authors?|credits|backers|funding|"
+    r"support(?: the project)?|community|thanks)\W*$",
+    re.I,
+)
+
+
+def housekeeping(title: str) -> bool:
+    """Whether a README passage's title (its heading path) lies in a section about the project rather than its use
+    (`_HOUSEKEEPING`: "Contributing", "License", "Code of Conduct > Our Pledge"); the README's own title, its first
+    heading, is the project's name and never counts."""
+    headings = [re.sub(r"^[\W\d_]+", "", heading).strip() for heading in title.split(" > ")[1:]]
+    return any(_HOUSEKEEPING.match(heading) for heading in headings)
+
+
 def normalise(name: str) -> str:
     """PEP 503 normalisation: `Foo_Bar.baz` → `foo-bar-baz`."""
     return re.sub(r"[-_.]+", "-", name).lower()
@@ -152,7 +174,7 @@ def distribution_documents(
         readme = meta.get("Description") or meta.get_payload() or ""
         if isinstance(readme, str) and readme.strip():
             fmt: Format = "rst" if "rst" in (meta.get("Description-Content-Type") or "") else "markdown"
-            documents.append(Document(library.id, f"{name} README", readme, fmt, url))
+            documents.append(Document(library.id, f"{name}{README}", readme, fmt, url))
         modules = 0
         files = {
             dotted: Path(str(dist.locate_file(file)))

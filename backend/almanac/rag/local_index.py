@@ -31,10 +31,12 @@ from almanac.rag.embeddings.base import Embedder
 from almanac.rag.embeddings.cache import content_hash
 from almanac.rag.hybrid import index_text
 from almanac.rag.local_docs import (
+    README,
     Document,
     Library,
     distribution_documents,
     folder_documents,
+    housekeeping,
     stdlib_documents,
     with_introspection,
 )
@@ -61,7 +63,7 @@ __all__ = [
 ]
 
 log = logging.getLogger(__name__)
-INDEX_VERSION = "20"
+INDEX_VERSION = "21"
 MAX_CHUNKS_PER_LIBRARY = 1500
 # The libraries developers most often ask about (`priority.MOST_ASKED`) may be large: SQLAlchemy's sessions, `select`
 # and schema, and its asyncio extension, come after 1,500 passages of its engine internals (7,661 in all here).
@@ -164,7 +166,8 @@ def chunk_all(documents: Sequence[Document]) -> list[Chunk]:
     modules first). A library over its budget keeps every API's first passage before any API's further pieces
     (a long docstring's parameters and examples), so the cut drops depth, not whole APIs at the end of the
     order (`stripe`'s first module alone filled its budget); the modules in a namespace set aside from its API
-    (`ranking.is_aside`: kept old versions, vendored copies, tests) come last, so they never crowd out the API."""
+    (`ranking.is_aside`: kept old versions, vendored copies, tests) come last, so they never crowd out the API. A
+    package README's sections about the project rather than its use (`housekeeping`) are left out."""
     by_library: dict[str, list[tuple[bool, Chunk]]] = {}
     for document in documents:
         pieces = chunk_document(
@@ -174,6 +177,8 @@ def chunk_all(documents: Sequence[Document]) -> list[Chunk]:
             title=document.title,
             fmt=document.fmt,
         )
+        if document.title.endswith(README):  # a package's README: what it says of using the package
+            pieces = [piece for piece in pieces if not housekeeping(piece.title)]
         aside = is_aside(document.title)
         by_library.setdefault(document.library_id, []).extend((aside, piece) for piece in pieces)
     chunks: list[Chunk] = []

@@ -13,6 +13,7 @@ from almanac.rag.local_docs import (
     distribution_documents,
     fair_order,
     folder_documents,
+    housekeeping,
     module_markdown,
     normalise,
     stdlib_documents,
@@ -418,3 +419,12 @@ def test_a_classs_attributes_documented_by_a_string_after_them_are_listed_with_i
     assert "## class `config.ConfigDict(TypedDict)`\n\nA TypedDict for configuring behaviour.\n\n" in text
     assert expected in text
     assert "Example" not in text and "_cache" not in text and "undocumented" not in text
+
+
+def test_a_readme_section_about_the_project_rather_than_its_use_is_housekeeping() -> None:
+    for title in ("SDK > Contributing", "SDK > 🤝 How to contribute", "SDK > Code of Conduct > Our Pledge",
+                  "SDK > 1. Licence", "SDK > History", "SDK > Support", "SDK > Security"):  # fmt: skip
+        assert housekeeping(title), title
+    for title in ("Contributing", "SDK > Getting started", "SDK > Support for HTTP/2", "SDK > History of a key",
+                  "SDK > Changes to defaults", "SDK > Security considerations", "SDK > Authentication"):  # fmt: skip
+        assert not housekeeping(title), title

@@ -207,3 +207,24 @@ def test_the_standard_library_gains_the_objects_only_its_reference_documents(tmp
     assert by_title["smmap"] == documents[1]  # installed packages document themselves
     chunks = chunk_all(completed)
     assert "sys.argv" in {symbol_of(chunk) for chunk in chunks}  # a passage of its own, found by its name
+
+
+def test_a_package_readme_keeps_what_it_says_of_using_the_package_not_of_the_project() -> None:
+    readme = (
+        "# Kv SDK\n\nA client for the kv store.\n\n## Getting started\n\nCreate a `Client` and call `incr`.\n\n"
+        "## 🤝 Contributing\n\nSee CONTRIBUTING.md to send a message to the maintainers.\n\n"
+        "## Code of Conduct\n\n### Our Pledge\n\nWe pledge to make participation harassment-free.\n\n"
+        "## Support for TLS\n\nPass `ssl=True`.\n\n## License\n\nMIT.\n"
+    )
+    own_docs = "# Handbook\n\n## Contributing\n\nHow our team reviews changes."
+    chunks = chunk_all(
+        [
+            Document("/pypi/kv", "kv README", readme, "markdown", None),
+            Document("/local/handbook", "handbook", own_docs, "markdown", None),
+        ]
+    )
+    titles = [chunk.title for chunk in chunks]
+    assert "Kv SDK > Getting started" in titles and "Kv SDK > Support for TLS" in titles
+    assert not [title for title in titles if "Contributing" in title and title.startswith("Kv")]
+    assert not [title for title in titles if "Pledge" in title or "License" in title]
+    assert "Handbook > Contributing" in titles  # a folder of documentation the user gave is theirs to search
