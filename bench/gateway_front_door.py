@@ -94,7 +94,7 @@ def sizes() -> None:
     files = sources()
     system = "You are Claude Code, Anthropic's official CLI for Claude. " * 210
     tools = tool_list()
-    base = {"model": "claude-sonnet-4-5", "max_tokens": 32_000, "system": system, "tools": tools, "stream": True}
+    base = {"model": "claude-sonnet-4-6", "max_tokens": 32_000, "system": system, "tools": tools, "stream": True}
     print("Claude Code-shaped request bodies (JSON as sent):")
     print(f"  system prompt {len(system) / 1e3:.0f} kB, tool list {len(json.dumps(tools)) / 1e3:.0f} kB")
     for tokens in (50_000, 200_000, 1_000_000):

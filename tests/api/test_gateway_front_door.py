@@ -167,7 +167,7 @@ async def test_a_model_name_that_is_not_printable_text_is_a_400(sqlite_url: str,
 
 
 @pytest.mark.parametrize(
-    "model", ["claude-sonnet-4-5", "anthropic.claude-3-5-sonnet-20240620-v1:0", "claude-sonnet@2025"]
+    "model", ["claude-sonnet-4-6", "anthropic.claude-3-5-sonnet-20240620-v1:0", "claude-sonnet@2025"]
 )
 async def test_real_model_names_pass(sqlite_url: str, model: str) -> None:
     async with gateway(sqlite_url) as gw:

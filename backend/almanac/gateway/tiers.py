@@ -4,7 +4,7 @@ As in the proxy the seed extends: a name containing `opus` is the BIG tier, `son
 `haiku` SMALL. On an OpenAI-compatible upstream each tier becomes its configured model (BIG_MODEL
 default `gpt-4o`, MIDDLE_MODEL default BIG_MODEL, SMALL_MODEL default `gpt-4o-mini`); on an
 Anthropic upstream a tier is mapped only when its setting is given (the name passes through
-otherwise). A tier setting may name its own upstream with a prefix: `anthropic:claude-opus-4-5`,
+otherwise). A tier setting may name its own upstream with a prefix: `anthropic:claude-opus-4-6`,
 `openai:qwen3-coder`, `offline:`. A name with no tier word is passed to the default upstream
 unchanged, so a client can name any model the upstream serves.
 """

@@ -95,13 +95,13 @@ def checked_model(model: Any) -> str:
     """A request's model name: present, at most MAX_MODEL_CHARS, printable (no NUL, no control or
     format characters, no lone surrogates) — it is recorded, labelled in metrics and sent upstream."""
     if not isinstance(model, str) or not model:
-        raise GatewayError(400, "model: field required (a model name such as claude-sonnet-4-5)")
+        raise GatewayError(400, "model: field required (a model name such as claude-sonnet-4-6)")
     if len(model) > MAX_MODEL_CHARS:
         raise GatewayError(400, f"model: at most {MAX_MODEL_CHARS} characters")
     if not model.isprintable() or model != model.strip():
         raise GatewayError(
             400,
-            "model: must be printable text without control characters or surrounding spaces (e.g. claude-sonnet-4-5)",
+            "model: must be printable text without control characters or surrounding spaces (e.g. claude-sonnet-4-6)",
         )
     return model
 
