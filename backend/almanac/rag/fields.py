@@ -44,7 +44,7 @@ import numpy as np
 import numpy.typing as npt
 
 from almanac.rag.bm25 import BM25Index, tokenize
-from almanac.rag.chunking import Chunk
+from almanac.rag.chunking import NOTE_RE, Chunk
 from almanac.rag.popularity import api_key
 from almanac.rag.ranking import name_stems, run_together, symbol_of
 
@@ -97,33 +97,40 @@ def api_name(chunk: Chunk) -> str:
     return _api_symbol(chunk).rsplit(".", 1)[-1]
 
 
-def lead(chunk: Chunk) -> str:
+def lead(chunk: Chunk, *, summary: bool = False) -> str:
     """The first prose paragraph of a chunk's text after its heading: a docstring's summary line(s), which
     say what the API or module does in the words a question uses. A heading may run over several lines (a
     signature whose annotations hold text, as FastAPI's `Doc(...)`); paragraphs that are no prose are passed
     over — admonitions (`!!! abstract "Usage Documentation"`), field lists (`:param x:`), tables, doctests,
-    badges and links."""
+    badges and links. As a `summary` of what the API does, the collectors' notes on where it comes from
+    (`Defined in `httpx._api`.`, `NOTE_RE`) and a class's list of attributes are passed over too: 5,000
+    re-exported APIs were summarised "Defined in …" (`openai.OpenAI`, whose constructor says "Construct a new
+    synchronous OpenAI client instance."). The lead field keeps them: a re-export's note names its package."""
     body = _after_heading(chunk.text.lstrip())
     for paragraph in re.split(r"\n\s*\n", body):
         text = paragraph.strip().strip("`").strip()
-        if text and not text.startswith(_NOT_PROSE):
-            return text[:400]
+        if not text or text.startswith(_NOT_PROSE):
+            continue
+        if summary and (NOTE_RE.fullmatch(paragraph.strip()) or text.startswith(_ATTRIBUTES)):
+            continue
+        return text[:400]
     return ""
 
 
-def leads_of(chunks: Sequence[Chunk]) -> list[str]:
-    """Each chunk's `lead`. A heading too long to share its passage with the docstring under it (a signature
-    of twenty keyword arguments, as SDK methods have, split off by the chunker) takes its lead from the passage
-    that continues its section, where the heading closes and the docstring begins."""
-    firsts = [lead(chunk) for chunk in chunks]
+def leads_of(chunks: Sequence[Chunk], *, summary: bool = False) -> list[str]:
+    """Each chunk's `lead` (as a `summary`, or not). A heading too long to share its passage with the docstring
+    under it (a signature of twenty keyword arguments, as SDK methods have, split off by the chunker) takes its
+    lead from the passage that continues its section, where the heading closes and the docstring begins."""
+    firsts = [lead(chunk, summary=summary) for chunk in chunks]
     for row, chunk in enumerate(chunks[:-1]):
         after = chunks[row + 1]
         if not firsts[row] and chunk.text.lstrip().startswith("#") and after.title == chunk.title:
-            firsts[row] = lead(replace(chunk, text=f"{chunk.text}\n{after.text}"))
+            firsts[row] = lead(replace(chunk, text=f"{chunk.text}\n{after.text}"), summary=summary)
     return firsts
 
 
 _NOT_PROSE = ("#", "!!!", ":", "|", ">>>", "[", "..", "```", "<")
+_ATTRIBUTES = "- `"  # `signatures.parameters_markdown`: a class's documented attributes, one line each
 
 
 def _after_heading(text: str) -> str:
@@ -170,7 +177,7 @@ class FieldIndex:
         )
         self._user, self._usage = _per_api(chunks, usage or {})
         self._referred, self._reference = _per_api(chunks, reference or {})
-        self._summaries = _summaries(chunks, firsts, reference or {})
+        self._summaries = _summaries(chunks, leads_of(chunks, summary=True), reference or {})
 
     def gist(self, chunk: Chunk) -> str:
         """What a passage is about, in one line for the dense reorder to embed: the API's dotted name and the
@@ -183,7 +190,7 @@ class FieldIndex:
         if symbol:
             return f"{symbol}: {self._summaries.get(api_key(symbol), '')}".strip()
         heading = chunk.title.rsplit(" > ", 1)[-1]
-        return f"{heading}: {first_sentence(lead(chunk))}".strip()
+        return f"{heading}: {first_sentence(lead(chunk, summary=True))}".strip()
 
     def _index_names(self, chunks: Sequence[Chunk]) -> None:
         by_stem: dict[str, list[int]] = {}

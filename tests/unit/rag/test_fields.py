@@ -249,3 +249,28 @@ def test_a_heading_split_off_from_its_docstring_takes_its_lead_and_gist_from_the
     lone = Chunk("l", "## `sdk.other(x,", "Module `sdk` > `sdk.other(...)`", None, LIBRARY, 0, 9)
     closing = Chunk("c", "y)`\n\nAnother API's prose.", "Module `sdk` > `sdk.third(...)`", None, LIBRARY, 0, 9)
     assert FieldIndex([lone, closing]).gist(lone) == "sdk.other:"
+
+
+def test_a_gist_skips_the_notes_on_where_an_api_comes_from_which_the_lead_field_keeps() -> None:
+    # a re-exported class without a docstring of its own: a note on where it is defined, its attributes, then
+    # its constructor's passage, which says what it is for
+    title = "Module `sdk` > class `sdk.Client(BaseClient)`"
+    note = "Defined in `sdk._client`."
+    attributes = "- `base_url: str`: Base URL for requests."
+    cls = Chunk("c", f"## class `sdk.Client(BaseClient)`\n\n{note}\n\n{attributes}", title, None, LIBRARY, 0, 9)
+    init = Chunk(
+        "i",
+        "### `sdk.Client.__init__(self, *, api_key: str)`\n\nConstruct a new synchronous client instance.",
+        f"{title} > `sdk.Client.__init__(self, *, api_key: str)`",
+        None,
+        LIBRARY,
+        1,
+        9,
+    )
+    inherited = api("sdk.Client.close", "(Inherited from `sdk._BaseClient`.)", owner="Client")
+    fields = FieldIndex([cls, init, inherited])
+    assert fields.gist(cls) == "sdk.Client: Construct a new synchronous client instance."
+    assert fields.gist(inherited) == "sdk.Client.close:"
+    assert lead(cls, summary=True) == ""
+    # the lead field keeps the note: a re-export's note names the package it lives in
+    assert lead(cls) == note
