@@ -61,9 +61,16 @@ class Chunk:
 
 INTERNAL_MARK = "(internal)"  # appended by the collectors to the heading of an internal helper
 DEPRECATED_MARK = "(deprecated)"  # after the name in the heading of an API its source deprecates (before any internal)
-# The collectors' own one-line notes about where an API comes from (written by `local_docs`): they say
-# where it is defined, not what it does, so they are no summary of it however early in its passage they stand.
-NOTE_RE = re.compile(r"(?:Defined in `[^`\n]+`\.|\((?:Inherited from|Another name for) `[^`\n]+`\.\))")
+# The collectors' own one-line notes about where an API comes from (`local_docs` writes them with these formats):
+# they say where it is defined, not what it does, so they are no summary of it however early in its passage they stand.
+DEFINED_IN = "Defined in `{}`."
+INHERITED_FROM = "(Inherited from `{}`.)"
+ANOTHER_NAME_FOR = "(Another name for `{}`.)"
+NOTE_RE = re.compile(
+    "|".join(
+        re.escape(note).replace(re.escape("{}"), "[^`\\n]+") for note in (DEFINED_IN, INHERITED_FROM, ANOTHER_NAME_FOR)
+    )
+)
 _PRIVATE_NAME_RE = re.compile(r"(?:^|[.`\s])_(?!_)\w")  # `_name` or `pkg._mod.x`, not dunders such as __init__
 
 

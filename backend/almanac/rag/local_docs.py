@@ -24,7 +24,16 @@ from email.message import Message
 from pathlib import Path
 from typing import cast
 
-from almanac.rag.chunking import DEPRECATED_MARK, INTERNAL_MARK, Format, open_fence, without_headings
+from almanac.rag.chunking import (
+    ANOTHER_NAME_FOR,
+    DEFINED_IN,
+    DEPRECATED_MARK,
+    INHERITED_FROM,
+    INTERNAL_MARK,
+    Format,
+    open_fence,
+    without_headings,
+)
 from almanac.rag.deprecation import deprecation
 from almanac.rag.introspect import DEFAULT_TIMEOUT_S, Entry, Request, introspect
 from almanac.rag.popularity import usage
@@ -396,7 +405,7 @@ def introspected_markdown(module: str, doc: str, entries: Iterable[Entry], exist
         heading = f"## class `{qualified}{signature}`" if entry.kind == "class" else f"## `{qualified}{signature}`"
         parts.append(heading)
         if entry.owner not in (module, "builtins"):
-            parts.append(f"Defined in `{entry.owner}`.")
+            parts.append(DEFINED_IN.format(entry.owner))
         if entry.doc.strip():
             parts.append(_fenced(entry.doc))
         for member in entry.methods:
@@ -518,7 +527,7 @@ def _definition_markdown(
     text = _function_markdown(node, module, level=2, name=name, internal=internal)
     if origin:
         heading, _, rest = text.partition("\n\n")
-        text = f"{heading}\n\nDefined in `{origin}`." + (f"\n\n{rest}" if rest else "")
+        text = f"{heading}\n\n{DEFINED_IN.format(origin)}" + (f"\n\n{rest}" if rest else "")
     return text
 
 
@@ -539,7 +548,7 @@ def _class_markdown(
     if reason is not None:
         parts.append(_deprecated(reason))
     if origin:
-        parts.append(f"Defined in `{origin}`.")
+        parts.append(DEFINED_IN.format(origin))
     docstring = ast.get_docstring(node)
     if docstring:
         parts.append(_fenced(docstring))
@@ -560,7 +569,7 @@ def _class_markdown(
             parts.append(text)
     for base, item in from_private_bases(node, classes or {}, own):
         text = _function_markdown(item, f"{module}.{name}", level=3)
-        parts.append(f"{text}\n\n(Inherited from `{module}.{base}`.)")
+        parts.append(f"{text}\n\n{INHERITED_FROM.format(f'{module}.{base}')}")
     parts += [_alias_markdown(item, f"{module}.{name}", alias, level=3) for alias, item in aliases(node.body)]
     return "\n\n".join(parts)
 
@@ -574,7 +583,7 @@ def _alias_markdown(
     heading = _function_markdown(node, owner, level=level, name=alias, internal=internal).partition("\n\n")[0]
     summary = (ast.get_docstring(node) or "").split("\n\n", 1)[0].strip()
     return "\n\n".join(
-        [heading, *([_fenced(summary)] if summary else []), f"(Another name for `{owner}.{node.name}`.)"]
+        [heading, *([_fenced(summary)] if summary else []), ANOTHER_NAME_FOR.format(f"{owner}.{node.name}")]
     )
 
 

@@ -6,7 +6,7 @@ from dataclasses import replace
 from datetime import UTC, datetime
 
 from almanac.rag.bm25 import BM25Index
-from almanac.rag.chunking import Chunk
+from almanac.rag.chunking import DEFINED_IN, INHERITED_FROM, Chunk
 from almanac.rag.fields import FieldIndex, FieldWeights, lead, module_of, name_text
 from almanac.rag.hybrid import HybridConfig
 from almanac.rag.local_docs import Library
@@ -255,7 +255,7 @@ def test_a_gist_skips_the_notes_on_where_an_api_comes_from_which_the_lead_field_
     # a re-exported class without a docstring of its own: a note on where it is defined, its attributes, then
     # its constructor's passage, which says what it is for
     title = "Module `sdk` > class `sdk.Client(BaseClient)`"
-    note = "Defined in `sdk._client`."
+    note = DEFINED_IN.format("sdk._client")  # as the collectors write it
     attributes = "- `base_url: str`: Base URL for requests."
     cls = Chunk("c", f"## class `sdk.Client(BaseClient)`\n\n{note}\n\n{attributes}", title, None, LIBRARY, 0, 9)
     init = Chunk(
@@ -267,7 +267,7 @@ def test_a_gist_skips_the_notes_on_where_an_api_comes_from_which_the_lead_field_
         1,
         9,
     )
-    inherited = api("sdk.Client.close", "(Inherited from `sdk._BaseClient`.)", owner="Client")
+    inherited = api("sdk.Client.close", INHERITED_FROM.format("sdk._BaseClient"), owner="Client")
     fields = FieldIndex([cls, init, inherited])
     assert fields.gist(cls) == "sdk.Client: Construct a new synchronous client instance."
     assert fields.gist(inherited) == "sdk.Client.close:"
