@@ -45,7 +45,7 @@ from almanac.rag.query import (
 )
 from almanac.rag.ranking import RankingConfig, arrange, diversify, symbol_of
 from almanac.rag.rerank import DenseReorder, Reranker
-from almanac.rag.select import LibrarySelector, means_standard_library, normalise_name
+from almanac.rag.select import LibrarySelector, means_standard_library, named_parts, normalise_name
 from almanac.rag.sources.auto import AutoSource
 from almanac.rag.sources.base import DocSource, DocSourceError, LibraryInfo, LibraryNotFound, SourceUnavailable
 from almanac.rag.sources.local import EVERYTHING, LocalCorpus, LocalSource
@@ -286,6 +286,17 @@ class DocumentationPipeline:
             )
         lookup = base.rsplit("/", 1)[-1] if base.startswith("/") else base
         if isinstance(source, LocalSource):
+            if not normalise_name(lookup):  # "Python", "python library": a word of any library's documentation
+                notes.append(f"'{lookup}' names no one library, so all local documentation was searched.")
+                return source.everything()
+            if not await source.libraries(lookup, query, loose=False):
+                # "encode/httpx", "httpx, python", "python standard library (asyncio)": the name it holds
+                for part in named_parts(lookup):
+                    if means_standard_library(part) and (standard := source.standard_library()):
+                        return standard
+                    if await source.libraries(part, query, loose=False):
+                        lookup = part
+                        break
             # a name the rules read off the question ("with several") is a library only if it names one; only
             # a name given as `library` may match a library's description alone ("postgresql" → asyncpg)
             candidates = await source.libraries(lookup, query, loose=explicit)

@@ -40,6 +40,24 @@ def means_standard_library(name: str) -> bool:
     return wanted[0].isalpha() or "python" in name.lower()  # a bare version only after "Python"
 
 
+# Where a `library` argument holds more than one name: a list, an aside, alternatives
+_SEPARATORS = re.compile(r"\s*(?:[,;|()\[\]]|\s(?:and|or|plus|&)\s)\s*", re.I)
+
+
+def named_parts(name: str) -> list[str]:
+    """The library names a longer `library` argument holds, as chat models write them: each name of a list or an
+    aside ("httpx, python"; "python standard library (asyncio)"), and a repository path's last part ("encode/httpx"
+    → httpx, as the Context7 ID `/encode/httpx` names it) — the names of one package before the standard library
+    as a whole, filler ("python") left out. Empty when `name` is one name already."""
+    found: list[str] = []
+    for part in (p.strip() for p in _SEPARATORS.split(name)):
+        found.append(part)
+        if "/" in part.strip("/"):
+            found.append(part.rstrip("/").rsplit("/", 1)[-1])
+    parts = [part for part in dict.fromkeys(found) if part != name.strip() and normalise_name(part)]
+    return sorted(parts, key=means_standard_library)  # stable: a package's name first
+
+
 EXACT = 3.0  # `name_match` of a library's own name
 NAMED = 1.0  # the least `name_match` of a library's name (below: its description alone has the word)
 

@@ -336,6 +336,24 @@ async def test_a_library_given_explicitly_still_restricts_the_search() -> None:
         assert found.library.id == "/pypi/textkit" and not found.notes, written
 
 
+async def test_a_library_given_as_chat_models_write_it_is_the_library_it_names() -> None:
+    # a repository path (a Context7 ID without its slash), a list, an aside, alternatives: the name they hold
+    pipeline = _local_pipeline(_local_index())
+    for written, library in (
+        ("someone/textkit", "/pypi/textkit"),
+        ("textkit, python", "/pypi/textkit"),
+        ("Python standard library (re)", "/python/re"),
+        ("re or string", "/python/re"),
+        ("stdlib (string)", "/python/string"),
+    ):
+        result = await pipeline.run(DocRequest("split a string into words", library=written))
+        assert result.library.id == library and not result.notes, written
+    # "Python" alone names no one library: everything is searched, and the note does not call it a missing one
+    result = await pipeline.run(DocRequest("split a string into words", library="Python"))
+    assert result.library.id == EVERYTHING
+    assert result.notes == ["'Python' names no one library, so all local documentation was searched."]
+
+
 async def test_one_long_apis_many_pieces_do_not_leave_the_library_asked_for_with_one_api() -> None:
     # anthropic's `Messages.create` is documented in 25 pieces, each saying "create a message": in the first 30
     # candidates there was no other API, and the six answers were four pieces of it

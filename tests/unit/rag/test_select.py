@@ -7,6 +7,7 @@ from almanac.rag.select import (
     RuleSelector,
     means_standard_library,
     name_match,
+    named_parts,
     normalise_name,
     rank_libraries,
 )
@@ -42,6 +43,14 @@ def test_names_of_the_whole_standard_library_are_told_from_packages() -> None:
         assert means_standard_library(name), name
     for name in ("python", "3.12", "re", "zstandard", "python-dotenv", "standard-webhooks"):
         assert not means_standard_library(name), name
+
+
+def test_a_longer_library_argument_is_read_for_the_names_it_holds() -> None:
+    assert named_parts("encode/httpx") == ["httpx"]  # as the Context7 ID `/encode/httpx`
+    assert named_parts("httpx, python") == ["httpx"]  # "python" alone is filler
+    assert named_parts("Python standard library (asyncio)") == ["asyncio", "Python standard library"]
+    assert named_parts("sqlalchemy and alembic") == ["sqlalchemy", "alembic"]
+    assert named_parts("fastapi") == [] and named_parts("pydantic-settings") == []
 
 
 async def test_rules_pick_the_best_match() -> None:
