@@ -111,7 +111,8 @@ class DocumentationPipeline:
 
     async def run(self, request: DocRequest) -> DocResult:
         """The best passages for a request; raises `DocSourceError` with a message for the model."""
-        query = " ".join(request.query.split())
+        # a call with the query left blank and only a topic set asks for the topic
+        query = " ".join(request.query.split()) or " ".join((request.topic or "").split())
         if not query:
             raise DocSourceError(
                 "The documentation query is empty. Say what to look up, e.g. 'FastAPI dependency injection'."

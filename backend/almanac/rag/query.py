@@ -59,13 +59,14 @@ _BOILERPLATE = re.compile(
     re.I,
 )
 # A connective opening a sentence ("And how do I…", "So, what about…") ties the question to the last one, and a
-# greeting or an announcement ("Hi! Quick question: …", "One more thing:") opens it; neither is a topic.
+# greeting or an announcement ("Hi! Quick question: …", "One more thing:") opens it; neither is a topic. A full stop
+# inside code (`datetime.now()`, `self.then`) opens no sentence.
 _OPENING = (
     r"(?:(?:hi|hello|hey)(?: there| all| everyone)?|(?:a |one )?(?:(?:quick|small|short|simple|another|one more) )?"
     r"question|one more thing)(?=\s*[,!.:—]|\s+-\s|\s+(?:how|what|why|where|which|can|could|is|are|do|does|i)\b)"
 )
 _CONNECTIVE = re.compile(
-    r"(^|[.!?;:]\s*)(?:(?:(?:and|also|so|then|but|or|now|next|ok(?:ay)?|well|plus|anyway|additionally|besides)\b,?"
+    r"(^|[.!?;:](?!\w)\s*)(?:(?:(?:and|also|so|then|but|or|now|next|ok(?:ay)?|well|plus|anyway|additionally|besides)\b,?"
     r"|" + _OPENING + r"\s*[,!.:—-]?)\s*)+",
     re.I,
 )
@@ -199,6 +200,25 @@ _FRAMING = re.compile(
 )
 
 
+# The frame of a pasted traceback: its header, each frame's file and line, and the lines joining chained errors —
+# the `traceback` module is not what a pasted traceback asks about; its code lines and its error are kept, and of a
+# frame's file the package it is in (`…/site-packages/httpx/_api.py` → httpx; the user's own files name none)
+_TRACEBACK = re.compile(
+    r"Traceback \(most recent call last\):|File \"(?P<path>[^\"\n]*)\", line \d+(?:, in [\w<>.]+)?|"
+    r"During handling of the above exception, another exception occurred:|"
+    r"The above exception was the direct cause of the following exception:",
+)
+_INSTALLED = re.compile(
+    r"[\\/](?:site-packages|dist-packages|lib[\\/]python\d[\d.]*|python\d+[\\/]lib)[\\/](\w+)(?:\.py)?(?=[\\/\"]|$)",
+    re.I,
+)
+
+
+def _frame(match: re.Match[str]) -> str:
+    installed = _INSTALLED.search(match.group("path") or "")
+    return f" {installed.group(1)} " if installed and not installed.group(1).startswith("_") else " "
+
+
 def request_of(query: str) -> str:
     """The question without its framing: connectives and greetings opening a sentence, requests to the assistant
     and how the answer is asked for ("What's the best way to…", "I'm not sure which function to use", "any
@@ -208,6 +228,7 @@ def request_of(query: str) -> str:
     words = re.findall(r"[A-Za-z]{2,}", query)
     shouted = sum(word.isupper() for word in words)
     text = query.lower() if shouted >= 3 and shouted >= 0.6 * len(words) else query
+    text = _TRACEBACK.sub(_frame, text)
     text = _CONNECTIVE.sub(r"\1 ", text.strip())
     text = _INSTRUCTION.sub(" ", text)
     text = _FRAMING.sub(" ", text)

@@ -146,6 +146,11 @@ async def test_an_unreachable_source_falls_back_to_local_and_says_so() -> None:
     assert "context7 was unavailable (Context7 did not answer within 30 s)" in result.notes[0]
 
 
+async def test_a_call_with_only_a_topic_asks_for_the_topic() -> None:
+    result = await _local_pipeline(_local_index()).run(DocRequest("  ", library="re", topic="split a string"))
+    assert symbol_of(result.passages[0].chunk) == "re.split"
+
+
 async def test_locally_an_unknown_library_searches_everything() -> None:
     local = FakeLocal()
     result = await pipeline(local).run(DocRequest("how do I do it?"))

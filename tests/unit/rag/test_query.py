@@ -302,9 +302,28 @@ def test_how_a_question_is_framed_is_no_part_of_what_it_asks(question: str, aske
         "which is faster, a list or a tuple?",
         "run pytest in python 3.12 mode",
         "send an HTTP GET with httpx and read the JSON",  # a few capitals among words: acronyms, as written
+        "why does json.dumps(datetime.now()) fail?",  # a full stop in code opens no sentence: `now` stays
         # nothing but framing: the question as it was
         "any ideas?",
     ],
 )
 def test_words_of_the_subject_are_kept(question: str) -> None:
     assert request_of(question) == question
+
+
+def test_a_pasted_traceback_is_its_code_its_error_and_the_packages_it_went_through() -> None:
+    # the header and each frame's file and line are no words of the question — "Traceback" once took the
+    # `traceback` module for the library asked about; a frame in an installed package names that package
+    pasted = (
+        "Traceback (most recent call last):\n"
+        '  File "/app/main.py", line 12, in <module>\n'
+        "    r = httpx.get(url, timeout=1)\n"
+        '  File "/usr/lib/python3.11/site-packages/httpx/_api.py", line 195, in get\n'
+        "    return request(\n"
+        "During handling of the above exception, another exception occurred:\n"
+        '  File "C:\\Python311\\Lib\\json\\encoder.py", line 199\n'
+        "httpx.ReadTimeout: The read operation timed out"
+    )
+    assert " ".join(request_of(pasted).split()) == (
+        "r = httpx.get(url, timeout=1) httpx return request( json httpx.ReadTimeout: The read operation timed out"
+    )
