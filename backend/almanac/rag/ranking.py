@@ -12,7 +12,9 @@ Each candidate's fused score is scaled to the candidates' range (0–1) and adju
   and a little more when its class is named too (`AsyncClient` for `AsyncClient.stream`);
 - **a name written as code** — an API whose name the question writes as code (`model_validate`, `loads` in
   `json.loads`: with an underscore, a digit or an inner capital, or dotted; `code_names`) gains `code_bonus`: the
-  exact name, where the exact-symbol bonus matches stems (`model_validator` and `model_validate` alike);
+  exact name, where the exact-symbol bonus matches stems (`model_validator` and `model_validate` alike); a library's
+  name is none, however written ("JSON" in "not JSON serializable" is `json`, not sqlalchemy's `JSON` type), when the
+  question writes it as a word of its own and a candidate is from that library;
 - **a library hint** — passages of the library the question names gain `library_bonus` when the search
   ran over every library (a name that is an ordinary word is a hint, never a filter); a distinctive library
   name is no word of another library's API name (`from_tiktoken_encoder` for "count tokens with tiktoken" refers
@@ -66,6 +68,7 @@ _SYMBOL = re.compile(r"`(?:class |async )*([A-Za-z_][\w.]*)")
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _RAW = re.compile(r"[a-z0-9]+")
 _CODE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*")
+_BARE = re.compile(r"(?<![\w.])[A-Za-z_]\w*(?![\w.])")  # a word not part of a dotted name
 # An error as a traceback prints it ("TypeError: Object of type datetime is not JSON serializable"): what went
 # wrong, quoted, not an API the question asks to use
 _RAISED = re.compile(r"\b[\w.]*(?:Error|Exception|Warning)(?=:\s)")
@@ -316,8 +319,12 @@ def arrange(
     # a distinctive library's name names that library: in another library's API name (`from_tiktoken_encoder`
     # for "count tokens with tiktoken") it is a reference to it, not the API asked for
     elsewhere = terms - set(name_stems(library_name(hint))) if hint is not None and distinctive else terms
-    # the library asked about, however written ("a JSON string" asks about `json`), is no API name written as code
-    written = code_names(question) - {library_name(hint).replace("-", "")} if hint else code_names(question)
+    # a library's name, however written, is no API name written as code: the library asked about ("a JSON string"
+    # asks about `json`), and a candidate's library the question names as a word of its own ("not JSON
+    # serializable" named sqlalchemy's `JSON` type; a dotted `datetime.time` is an API)
+    libraries = {library_name(chunk.library).replace("-", "") for chunk in chunks if chunk.library}
+    named_libraries = libraries & {word.lower() for word in _BARE.findall(question)}
+    written = code_names(question) - named_libraries - ({library_name(hint).replace("-", "")} if hint else set())
     reported = reported_errors(question)
     # a parameter named like the library asked about (`fail_fast` for "FastAPI") is no word of the question's ask
     about = hint or focus

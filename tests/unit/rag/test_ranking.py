@@ -150,15 +150,23 @@ def test_a_name_written_as_code_is_matched_exactly_not_by_its_stem() -> None:
     assert code_names("gather the results of several coroutines") == frozenset()
 
 
-def test_the_library_asked_about_written_in_capitals_is_no_api_name_written_as_code() -> None:
-    # "JSON" is the `json` library here, not the name of another package's `Json` class
+def test_a_library_written_in_capitals_is_no_api_name_written_as_code() -> None:
+    # "JSON" is the `json` library here, not the name of another package's `Json` class — whether the question
+    # was routed to it or, as "not JSON serializable" was (to `datetime`), not
     other = api("toolkit.Json", "A field holding a JSON document.")
     loads = api("json.loads", "Deserialize a str holding a JSON document to a Python object.", library="/python/json")
     question, used = "parse a JSON string into a dict", {"json.loads": 1.0}.get
-    ranked = order(question, [other, loads], [9.0, 8.0], hint="/python/json", usage=lambda s: used(s, 0.0))
-    assert ranked[0] == "json.loads"
-    unasked = order(question, [other, loads], [9.0, 8.0], usage=lambda s: used(s, 0.0))
-    assert unasked[0] == "toolkit.Json"  # no library asked about: a name written as code
+    for hint in ("/python/json", None):
+        ranked = order(question, [other, loads], [9.0, 8.0], hint=hint, usage=lambda s: used(s, 0.0))
+        assert ranked[0] == "json.loads", hint
+    # with no passage of a library of that name among the candidates, it is a name written as code
+    parse = api("toolkit.parse", "Parse a string into a dict.")
+    assert order(question, [parse, other], [9.0, 8.0])[0] == "toolkit.Json"
+    # and a dotted name is an API whatever its last part names: `datetime.time` is no `time` library
+    clock = api("toolkit.clock", "A clock object for the day.")
+    kind = api("datetime.time", "An idealized time, independent of any particular day.", library="/python/datetime")
+    sleep = api("time.sleep", "Suspend execution for the given number of seconds.", library="/python/time")
+    assert order("make a datetime.time object", [clock, kind, sleep], [20.0, 5.0, 1.0])[0] == "datetime.time"
 
 
 def test_an_error_quoted_as_a_traceback_prints_it_is_what_went_wrong_not_a_name_asked_for() -> None:
