@@ -201,6 +201,10 @@ class DocumentationPipeline:
             # every library is searched: the name's word is part of the topic again ("retry with exponential
             # backoff" named no library `exponential`; "use defaultdict for…" is about `defaultdict`)
             topic = topic_of(query, None)
+        elif explicit and name and re.search(rf"(?<![\w.]){re.escape(name)}(?!\w)", query, re.I):
+            # the library given as `library` and named by the question too: its name stays a word of what is asked
+            # ("create an openai client" is `openai.OpenAI`, "…the tzinfo of a datetime object" `datetime.datetime`'s)
+            topic = topic_of(query, None)
         # a deeper pool is ranked: libraries compete, and within one library a long API's many pieces (the 25 of
         # anthropic's `Messages.create`) would fill the first 40 and leave no other API to choose
         pool = max(RANKED_POOL, self.candidates)

@@ -359,6 +359,18 @@ async def test_a_library_given_as_chat_models_write_it_is_the_library_it_names()
     assert result.notes == ["'Python' names no one library, so all local documentation was searched."]
 
 
+async def test_a_library_given_and_named_by_the_question_stays_a_word_of_what_is_asked() -> None:
+    # "create an openai client" with library="openai", as a chat model calls the tool: the client class is named
+    # after the library, and three hundred resources' `create` say "create" and "client" too
+    creates = [
+        api_passage("/pypi/sdk", f"sdk.R{i}.create", "Create a client resource.") for i in range(RANKED_POOL + 10)
+    ]
+    client = api_passage("/pypi/sdk", "sdk.Sdk", "Construct a new Sdk client instance.")
+    index = small_index({"/pypi/sdk": "sdk"}, [*creates, client])
+    result = await _local_pipeline(index).run(DocRequest("create an sdk client", library="sdk"))
+    assert "sdk.Sdk" in [symbol_of(p.chunk) for p in result.passages]
+
+
 async def test_one_long_apis_many_pieces_do_not_leave_the_library_asked_for_with_one_api() -> None:
     # anthropic's `Messages.create` is documented in 25 pieces, each saying "create a message": in the first 30
     # candidates there was no other API, and the six answers were four pieces of it
