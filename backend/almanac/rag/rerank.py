@@ -40,6 +40,11 @@ log = logging.getLogger(__name__)
 DENSE_WEIGHT = 1.0  # `DenseReorder`: the similarity's weight against the fused score (both 0–1); chosen on dev
 # the same within one library the caller named (`library`): its own order knows the library's centre and names
 NARROW_WEIGHT = 0.5
+# `blend`: the least spread of cosine similarities scaled to the full 0–1 — a few APIs of one small library, all about
+# the same thing, differ by a few hundredths, which scaled to their own range outweighed the fused order
+# (`csv.excel_tab` over `csv.Sniffer` for "detect the delimiter of a csv file"); chosen on every question set: 0.3
+# leaves the searches across libraries as they were (their spread is wider), 0.4 changed them
+SIMILARITY_FLOOR = 0.3
 # `ModelReranker`: the fused score's weight against the model's judgement (both 0–1); chosen on dev with judges of
 # known accuracy (bench/rerank_llm.py): 0 lets any misjudgement reorder the candidates, 1 overrides a sure judge
 FUSED_WEIGHT = 0.5
@@ -226,11 +231,21 @@ def _cosines(vectors: npt.ArrayLike, query: npt.ArrayLike) -> list[float]:
 
 def blend(fused: Sequence[float], similarity: Sequence[float], weight: float) -> list[float]:
     """Each candidate's fused score and its cosine similarity to the question, both scaled to the
-    candidates' range (0–1), added with `weight` on the similarity: the vectors reorder the lexical
-    candidates without adding or removing any."""
+    candidates' range (0–1; the similarity to at least `SIMILARITY_FLOOR` of it, `spread_of`), added with `weight`
+    on the similarity: the vectors reorder the lexical candidates without adding or removing any."""
     if not fused:
         return []
-    return [f + weight * s for f, s in zip(min_max(fused), min_max(similarity), strict=True)]
+    return [f + weight * s for f, s in zip(min_max(fused), spread_of(similarity), strict=True)]
+
+
+def spread_of(similarity: Sequence[float], floor: float = SIMILARITY_FLOOR) -> list[float]:
+    """Cosine similarities scaled to their range, a range narrower than `floor` counting as `floor`: the least
+    similar 0, the most 1 when they differ by `floor` or more, less when they are about as similar."""
+    if not similarity:
+        return []
+    worst = min(similarity)
+    spread = max(max(similarity) - worst, floor)
+    return [(s - worst) / spread for s in similarity]
 
 
 class DenseReorder:
@@ -272,5 +287,5 @@ class DenseReorder:
         similarity = _cosines(vectors, question)
         scores = blend(fused, similarity[: len(texts)], weight)
         if described:
-            scores = [s + weight * g for s, g in zip(scores, min_max(similarity[len(texts) :]), strict=True)]
+            scores = [s + weight * g for s, g in zip(scores, spread_of(similarity[len(texts) :]), strict=True)]
         return scores

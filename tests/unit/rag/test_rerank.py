@@ -133,8 +133,16 @@ async def test_a_slow_or_garbled_judge_keeps_the_fused_order(judge: KeywordJudge
 
 def test_blend_adds_the_scaled_similarity_to_the_scaled_fused_score() -> None:
     assert blend([3.0, 2.0, 1.0], [0.1, 0.5, 0.3], 0.5) == pytest.approx([1.0, 1.0, 0.25])
-    assert blend([1.0, 1.0], [0.2, 0.2], 0.5) == [1.5, 1.5]  # ties scale to 1
+    assert blend([1.0, 1.0], [0.2, 0.2], 0.5) == [1.0, 1.0]  # equal similarities add nothing
     assert blend([], [], 0.5) == []
+
+
+def test_similarities_about_equal_do_not_outweigh_the_fused_order() -> None:
+    # a few APIs of one small library differ by a few hundredths of cosine: scaled to their own range (0.45–0.56
+    # as 0–1) the second would pass the first; a spread under SIMILARITY_FLOOR counts as that floor
+    assert blend([3.0, 2.5, 1.0], [0.50, 0.56, 0.45], 1.0) == pytest.approx([1.0 + 0.05 / 0.3, 0.75 + 0.11 / 0.3, 0.0])
+    blended = blend([3.0, 2.5, 1.0], [0.50, 0.56, 0.45], 1.0)
+    assert blended[0] > blended[1]
 
 
 class AxisEmbedder:
