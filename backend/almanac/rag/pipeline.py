@@ -294,17 +294,18 @@ class DocumentationPipeline:
             if not normalise_name(lookup):  # "Python", "python library": a word of any library's documentation
                 notes.append(f"'{lookup}' names no one library, so all local documentation was searched.")
                 return source.everything()
-            if not await source.libraries(lookup, query, loose=False):
-                # "encode/httpx", "httpx, python", "python standard library (asyncio)": the name it holds
-                for part in named_parts(lookup):
-                    if means_standard_library(part) and (standard := source.standard_library()):
-                        return standard
-                    if await source.libraries(part, query, loose=False):
-                        lookup = part
-                        break
             # a name the rules read off the question ("with several") is a library only if it names one; only
             # a name given as `library` may match a library's description alone ("postgresql" → asyncpg)
-            candidates = await source.libraries(lookup, query, loose=explicit)
+            candidates = await source.libraries(lookup, query, loose=False)
+            # "encode/httpx", "httpx, python", "python standard library (asyncio)": the name it holds
+            for part in [] if candidates else named_parts(lookup):
+                if means_standard_library(part) and (standard := source.standard_library()):
+                    return standard
+                if candidates := await source.libraries(part, query, loose=False):
+                    lookup = part
+                    break
+            if explicit:
+                candidates = await source.libraries(lookup, query, loose=True)
         else:
             candidates = await source.libraries(lookup, query)
         if not candidates:
