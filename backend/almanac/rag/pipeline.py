@@ -230,6 +230,7 @@ class DocumentationPipeline:
         usage = searched.index.popularity.score if isinstance(searched, LocalCorpus) else None
         rarity = searched.index.rarity if isinstance(searched, LocalCorpus) else None
         mentions = searched.index.mentions().score if isinstance(searched, LocalCorpus) else None
+        fields = searched.index.fields() if isinstance(searched, LocalCorpus) else None
         alone = searched.library.id not in (EVERYTHING, STANDARD_LIBRARY)
         focus = hint if hint is not None else searched.library.id if alone else None  # the library asked about
         order = arrange(
@@ -246,6 +247,7 @@ class DocumentationPipeline:
             mentions=mentions,
             distinctive=weight == 1.0,
             synonyms=extra,
+            gist=fields.gist if fields is not None else None,
         )
         chunks = [chunks[c.index] for c in order]
         ordered = [c.score for c in order]
@@ -254,7 +256,6 @@ class DocumentationPipeline:
             # LOCAL_DENSE=both/reorder: the question's embedding reorders the local candidates before any reranker
             # (then no near-copies again: the reordered scores know nothing of the diversity step's choices)
             # each candidate's gist too: what its API is for, in a line (`FieldIndex.gist`)
-            fields = searched.index.fields() if isinstance(searched, LocalCorpus) else None
             gists = [fields.gist(chunk) for chunk in chunks] if fields is not None else []
             narrow = explicit and alone  # the one library the caller asked for
             dense = await self.local_reorder.scores(query, texts, fused=ordered, gists=gists, narrow=narrow)

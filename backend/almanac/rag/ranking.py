@@ -35,6 +35,9 @@ Each candidate's fused score is scaled to the candidates' range (0–1) and adju
   (`follow_redirects` for "follow redirects with httpx", `timeout` for "kill a subprocess that runs longer than a
   timeout") gains `parameter_bonus` × that match (weighed by rarity like the symbol's; the words of the library's
   own name, `fail_fast` for "FastAPI", do not count);
+- **asked whether** — a question asking whether something holds ("check if a path exists", `asks_whether`) gives
+  `predicate_bonus` to an API whose documentation opens by saying it answers yes or no ("Return True if…",
+  "Whether…", `is_predicate`, read from its gist: `FieldIndex.gist`);
 - **the error reported is not the API asked for** — an exception class the question names as what went wrong
   ("KeyError when reading…", "httpx.ReadTimeout on a slow server", `reported_errors`; not "catch a KeyError")
   gains nothing for its name: the developer asks for the fix;
@@ -80,6 +83,14 @@ _HANDLED = frozenset(
 _EXCEPTION = re.compile(r"(?:Error|Exception|Warning|Timeout|Exit)\b")
 _PART = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
 _POPULAR = frozenset(library_name(name) for name in MOST_ASKED)
+# A question asking whether something holds ("check if a path exists", "test whether a string is numeric")
+_WHETHER = re.compile(r"\bwhether\b|\b(?:check|test|determin|tell|see|verif|know|detect|find out)\w*\s+if\b", re.I)
+# An API whose documentation opens by saying it answers yes or no ("Return True if …", "Whether this path exists.")
+_PREDICATE = re.compile(
+    r"(?:Returns? (?:`?true`?|whether|a bool(?:ean)?)|Tests? (?:if|whether)|Checks?(?: to see)? (?:if|whether)"
+    r"|Whether|Determines? (?:if|whether)|True if|Is)\b",
+    re.I,
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,6 +109,7 @@ class RankingConfig:
     code_bonus: float = 1.0  # an API whose name the question writes as code (`model_validate`, `json.loads`)
     parameter_bonus: float = 0.2  # a parameter named by the question's words (`follow_redirects`); chosen on dev
     deprecated_penalty: float = 0.3  # an API its source deprecates (`deprecation.py`), as much as a private one
+    predicate_bonus: float = 0.2  # a yes-or-no API (`is_predicate`) for a question asking whether
 
 
 @dataclass(frozen=True, slots=True)
@@ -185,6 +197,20 @@ def reported_errors(question: str) -> frozenset[str]:
         if coded and not any(word.lower() in _HANDLED for word in words[max(0, position - 3) : position]):
             reported.add(name.lower())
     return frozenset(reported)
+
+
+def asks_whether(question: str) -> bool:
+    """Whether a question asks if something holds ("check if a path exists", "python logging check if handler
+    exist", "test whether a number is prime"): what answers it is an API that says yes or no (`is_predicate`)."""
+    return bool(_WHETHER.search(question))
+
+
+def is_predicate(gist: str) -> bool:
+    """Whether an API's gist (`FieldIndex.gist`: its dotted name, a colon, the first sentence of its documentation)
+    says it answers yes or no: "Return True if path refers to an existing path", "Whether this path exists.",
+    "Checks to see if this logger has any handlers configured"."""
+    _, colon, summary = gist.partition(": ")
+    return bool(colon) and bool(_PREDICATE.match(summary))
 
 
 def is_exception(chunk: Chunk) -> bool:
@@ -305,13 +331,15 @@ def arrange(
     mentions: Callable[[str], float] | None = None,
     distinctive: bool = False,
     synonyms: Sequence[str] = (),
+    gist: Callable[[Chunk], str] | None = None,
 ) -> list[Candidate]:
     """The candidates (`chunks` with their fused `scores`, best first) in their final order, at most
     `limit`; `hint` is the library ID whose passages gain `library_bonus`, `usage` how widely code uses an
     API, 0–1, `expected` the APIs the chat model named, `rarity` how telling each (stemmed) question word is
     in an API's name, 0–1, `focus` the library the question is about and `mentions` how central an API is in
     its library's documentation, 0–1, `distinctive` whether the hint's name is a word only that library's
-    passages use, and `synonyms` the documentation's words for the question's (see the module docstring)."""
+    passages use, `synonyms` the documentation's words for the question's and `gist` what each candidate's API is
+    for, in a line (`FieldIndex.gist`) (see the module docstring)."""
     if not chunks:
         return []
     # the documentation's words for the question's (`synonyms.expansion`) name an API as the question's own do
@@ -336,6 +364,7 @@ def arrange(
             matched[name] = name_match(name, named, rarity)
         return matched[name]
 
+    whether = gist is not None and asks_whether(question)
     several = len({chunk.library for chunk in chunks}) > 1
     best, worst = max(scores), min(scores)
     spread = best - worst
@@ -364,6 +393,8 @@ def arrange(
             value += config.usage_bonus * used
             if any(same_api(symbol, name) for name in expected):
                 value += config.expected_bonus
+            if whether and gist is not None and is_predicate(gist(chunk)):
+                value += config.predicate_bonus
         if hint is not None and within(chunk.library, hint):
             value += config.library_bonus
         if several and chunk.library:

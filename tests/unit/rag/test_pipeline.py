@@ -597,6 +597,26 @@ async def test_in_the_library_asked_about_the_api_its_own_documentation_calls_mo
         assert symbol_of(result.passages[0].chunk) == "orm.create_engine", request
 
 
+async def test_a_question_asking_whether_is_answered_by_the_api_that_says_yes_or_no() -> None:
+    # both are named by "handler", a word most of the library's passages share; only the documentation of
+    # `has_handlers` says it answers yes or no
+    guide = [Chunk(f"g{i}", f"Attach handler {i}.", "Guide", None, "/pypi/logkit", i, 5) for i in range(300)]
+    index = small_index(
+        {"/pypi/logkit": "logkit"},
+        [
+            api_passage("/pypi/logkit", "logkit.Handler", "Handler instances send a record to a destination."),
+            api_passage("/pypi/logkit", "logkit.has_handlers", "Return True if any handler is configured."),
+            api_passage("/pypi/logkit", "logkit.Filter", "Filter records by level."),
+            *guide,
+        ],
+    )
+    pipeline = _local_pipeline(index)
+    asked = await pipeline.run(DocRequest("logkit check if a handler exists", library="logkit"))
+    assert symbol_of(asked.passages[0].chunk) == "logkit.has_handlers"
+    told = await pipeline.run(DocRequest("logkit send records to a handler", library="logkit"))
+    assert symbol_of(told.passages[0].chunk) == "logkit.Handler"
+
+
 async def test_a_word_the_rules_take_for_a_library_is_one_only_if_it_names_one() -> None:
     # "with several": the rules read `several` as a library's name; a package whose description has the word
     # is no such library, and the answer must not say it searched that package.

@@ -5,7 +5,9 @@ from almanac.rag.chunking import Chunk
 from almanac.rag.ranking import (
     RankingConfig,
     arrange,
+    asks_whether,
     code_names,
+    is_predicate,
     is_private,
     library_words,
     name_match,
@@ -359,3 +361,25 @@ def test_a_lower_case_class_the_question_names_counts_as_its_members_owner() -> 
     assert (
         order("replace the tzinfo of a datetime object", [time, moment], [9.0, 9.0])[0] == "datetime.datetime.replace"
     )
+
+
+def test_a_question_asking_whether_something_holds_is_answered_first_by_an_api_that_says_yes_or_no() -> None:
+    handler = api("toolkit.log.Handler", "Dispatch records to a destination.")
+    has = api("toolkit.log.Logger.hasHandlers", "Checks to see if this logger has any handlers.", owner="Logger")
+    gists = {
+        "toolkit.log.Handler": "toolkit.log.Handler: Handler instances dispatch records to a destination.",
+        "toolkit.log.Logger.hasHandlers": "toolkit.log.Logger.hasHandlers: Checks to see if this logger has handlers.",
+    }
+
+    def gist(chunk: Chunk) -> str:
+        return gists.get(symbol_of(chunk), "")
+
+    assert asks_whether("python logging check if handler exist") and asks_whether("test whether a file is empty")
+    assert not asks_whether("add a handler to a logger")
+    assert is_predicate("os.path.exists: Return `True` if path refers to an existing path.")
+    assert is_predicate("pathlib.Path.exists: Whether this path exists.")
+    assert not is_predicate("re.match: If zero or more characters at the beginning of string match the pattern…")
+    asked = "python logging check if handler exist"
+    assert order(asked, [handler, has], [9.0, 8.8], gist=gist)[0] == "toolkit.log.Logger.hasHandlers"
+    # asked to do something, not whether it holds: the predicate gains nothing
+    assert order("add a handler to a logger", [handler, has], [9.0, 8.8], gist=gist)[0] == "toolkit.log.Handler"
