@@ -7,7 +7,8 @@ Each candidate's fused score is scaled to the candidates' range (0–1) and adju
   (`gather` in "gather the results of several coroutines"), or two of its words run together (`deepcopy`
   in "make a deep copy"), or a word the documentation uses for one of the question's (`synonyms.py`: `shuffle`
   for "randomize", `suffix` for "extension"), gains `symbol_bonus` (in proportion to the share of the name's parts the
-  question has: `TemporaryDirectory` → "temporary", "directory"; each word weighed by how rare it is among the
+  question has: `TemporaryDirectory` → "temporary", "directory"; a little word, `with_suffix`'s `with`, is a part no
+  question asks for; each word weighed by how rare it is among the
   passages, so that a common word such as "path" or "random" says little for `pathlib.Path` or `random.Random`),
   and a little more when its class is named too (`AsyncClient` for `AsyncClient.stream`);
 - **a name written as code** — an API whose name the question writes as code (`model_validate`, `loads` in
@@ -82,6 +83,7 @@ _HANDLED = frozenset(
 )
 _EXCEPTION = re.compile(r"(?:Error|Exception|Warning|Timeout|Exit)\b")
 _PART = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
+_LITTLE = frozenset({"with", "as", "to", "from", "for", "of", "in", "on", "by", "into", "is", "at"})
 _POPULAR = frozenset(library_name(name) for name in MOST_ASKED)
 # A question asking whether something holds ("check if a path exists", "test whether a string is numeric")
 _WHETHER = re.compile(r"\bwhether\b|\b(?:check|test|determin|tell|see|verif|know|detect|find out)\w*\s+if\b", re.I)
@@ -264,7 +266,9 @@ def name_stems(name: str) -> list[str]:
 def name_match(name: str, terms: frozenset[str], rarity: Callable[[str], float] | None = None) -> float:
     """The share (0–1) of a name's parts that are words of the question: `gather` 1, `get_close_matches`
     for "closest matching word" 1/3, each part weighed by `rarity` when given (a common word such as `path`
-    in `Path` counts less). Stopword-only names never match."""
+    in `Path` counts less). A little word in a name (`with_suffix`, `validator_for`, `as_uri`: `_LITTLE`) is a part
+    the question does not ask for, whatever it says: it makes the name something more than its other words
+    (a path with its suffix changed). Stopword-only names never match."""
     stems = name_stems(name)
     if not stems:
         return 0.0
@@ -273,7 +277,8 @@ def name_match(name: str, terms: frozenset[str], rarity: Callable[[str], float] 
     if whole and whole[0] in terms:
         return weigh(whole[0])
     doers = {stem for part in _PART.findall(name) for stem in tokenize(part)[:1] if doer_of(part.lower()) & terms}
-    return sum(weigh(stem) for stem in stems if stem in terms or stem in doers) / len(stems)
+    little = sum(1 for part in _PART.findall(name) if part.lower() in _LITTLE)
+    return sum(weigh(stem) for stem in stems if stem in terms or stem in doers) / (len(stems) + little)
 
 
 def doer_of(stem: str) -> frozenset[str]:

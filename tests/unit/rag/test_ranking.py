@@ -57,6 +57,15 @@ def test_a_name_matches_by_the_share_of_its_parts_in_the_question() -> None:
     assert name_match("deepcopy", question_terms("make a deep copy of a nested list")) == 1.0  # words run together
 
 
+def test_a_little_word_in_a_name_is_a_part_the_question_does_not_ask_for() -> None:
+    # `with_suffix` returns a path with its suffix changed, `validator_for` finds a validator: more than the word asked
+    terms = question_terms("get the file suffix of a path with pathlib")
+    assert name_match("suffix", terms) == 1.0
+    assert name_match("with_suffix", terms) == 0.5
+    assert name_match("validator_for", question_terms("validate a json schema")) == 0.5
+    assert name_match("validate", question_terms("validate a json schema")) == 1.0
+
+
 def test_a_name_for_what_does_it_matches_the_verb_the_question_asks_for() -> None:
     # a reader reads, a parser parses, a formatter formats, a validator validates
     assert name_match("DictReader", question_terms("read a CSV file into dictionaries")) == 0.5
