@@ -63,7 +63,7 @@ __all__ = [
 ]
 
 log = logging.getLogger(__name__)
-INDEX_VERSION = "21"
+INDEX_VERSION = "22"
 MAX_CHUNKS_PER_LIBRARY = 1500
 # The libraries developers most often ask about (`priority.MOST_ASKED`) may be large: SQLAlchemy's sessions, `select`
 # and schema, and its asyncio extension, come after 1,500 passages of its engine internals (7,661 in all here).
@@ -299,7 +299,9 @@ async def _lexical(
     for chunk in chunks:
         counts[chunk.library or ""] = counts.get(chunk.library or "", 0) + 1
     kept = {lib.id: lib for lib in _unique(libraries).values() if counts.get(lib.id)}
-    popularity = Popularity.count((d.uses for d in documents), (d.contexts for d in documents))
+    popularity = Popularity.count(
+        (d.uses for d in documents), (d.contexts for d in documents), (d.title for d in documents)
+    )
     index = LocalIndex(
         kept, chunks, bm25, None, None, datetime.now(UTC), popularity=popularity, reference=dict(reference or {})
     )

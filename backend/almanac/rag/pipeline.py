@@ -28,6 +28,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
+from functools import partial
 
 from almanac.rag.chunking import Chunk
 from almanac.rag.hybrid import index_text
@@ -228,6 +229,7 @@ class DocumentationPipeline:
         chunks = [searched.chunks[hit.index] for hit in hits]
         config = self.ranking if weight == 1.0 else _scaled(self.ranking, weight)
         usage = searched.index.popularity.score if isinstance(searched, LocalCorpus) else None
+        foreign = partial(searched.index.popularity.score, foreign=True) if isinstance(searched, LocalCorpus) else None
         rarity = searched.index.rarity if isinstance(searched, LocalCorpus) else None
         mentions = searched.index.mentions().score if isinstance(searched, LocalCorpus) else None
         fields = searched.index.fields() if isinstance(searched, LocalCorpus) else None
@@ -248,6 +250,7 @@ class DocumentationPipeline:
             distinctive=weight == 1.0,
             synonyms=extra,
             gist=fields.gist if fields is not None else None,
+            foreign=foreign,
         )
         chunks = [chunks[c.index] for c in order]
         ordered = [c.score for c in order]

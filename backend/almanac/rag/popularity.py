@@ -7,7 +7,10 @@ code everywhere calls. While the index reads each module's source (`local_docs.m
 json.loads(…)`, `urllib.parse.urlparse` for `from urllib.parse import urlparse`, `datetime.datetime.now`
 for `from datetime import datetime; datetime.now()`, and the builtins it calls by name (`sorted`, `isinstance`, as
 `builtins.sorted`: the builtins are APIs too, and none of them is imported) — and `Popularity` counts, for each API,
-how many modules use it.
+how many modules use it — and, apart, how many modules of *other* packages use it (`foreign`): a package calling
+its own helpers (langchain_core its `runnables.utils.gather_with_concurrency`, mypy its `checker.flatten`, through
+absolute imports; relative ones are not counted at all) says what is central to that package, not what developers
+use.
 
 An API is looked up by its package and its last name (`asyncio.tasks.gather`, where it is defined, is
 `asyncio.gather` where it is used), with its class for a method: the same key either way. Calls on
@@ -28,6 +31,7 @@ from __future__ import annotations
 import ast
 import bisect
 import builtins
+import itertools
 import json
 import math
 import re
@@ -175,23 +179,38 @@ class Popularity:
 
     modules: Mapping[str, int] = field(default_factory=dict)
     words: Mapping[str, str] = field(default_factory=dict)
+    # the modules of other packages using each API: a package calling its own helpers (langchain_core its
+    # `gather_with_concurrency`, mypy its `checker.flatten`) says what is central to it, not what developers use
+    foreign: Mapping[str, int] | None = None
 
     @classmethod
-    def count(cls, uses: Iterable[frozenset[str]], around: Iterable[Mapping[str, frozenset[str]]] = ()) -> Popularity:
-        """From each module's `usage` (names, words); a module counts once per key (and per word)."""
+    def count(
+        cls,
+        uses: Iterable[frozenset[str]],
+        around: Iterable[Mapping[str, frozenset[str]]] = (),
+        names: Iterable[str] | None = None,
+    ) -> Popularity:
+        """From each module's `usage` (names, words), with each module's dotted name in `names` when known (its
+        package's own APIs then count apart, `foreign`); a module counts once per key (and per word)."""
         counts: Counter[str] = Counter()
-        for names in uses:
-            counts.update({k for name in names if (k := key(name))})
-        return cls(dict(counts), characteristic(around))
+        foreign: Counter[str] = Counter()
+        for used, module in zip(uses, names if names is not None else itertools.repeat(""), strict=False):
+            keys = {k for name in used if (k := key(name))}
+            counts.update(keys)
+            own = module.split(".", 1)[0]
+            foreign.update(k for k in keys if k.split(".", 1)[0] != own)
+        return cls(dict(counts), characteristic(around), dict(foreign) if names is not None else None)
 
-    def score(self, symbol: str) -> float:
-        """0–1: how widely the API `symbol` documents is used (0 for a name no indexed code uses)."""
+    def score(self, symbol: str, *, foreign: bool = False) -> float:
+        """0–1: how widely the API `symbol` documents is used (0 for a name no indexed code uses); with `foreign`,
+        by other packages' code only."""
         k = key(symbol) or (f"builtins.{symbol}" if symbol in BUILTIN_FUNCTIONS else None)
-        used = self.modules.get(k, 0) if k else 0
+        counts = self.foreign if foreign and self.foreign is not None else self.modules
+        used = counts.get(k, 0) if k else 0
         return min(1.0, math.log1p(used) / math.log1p(SATURATION))
 
     def to_bytes(self) -> bytes:
-        stored = {"modules": self.modules, "words": self.words}
+        stored = {"modules": self.modules, "words": self.words, "foreign": self.foreign}
         return json.dumps(stored, separators=(",", ":"), sort_keys=True).encode()
 
     @classmethod
@@ -204,10 +223,11 @@ class Popularity:
             return cls()
         if "modules" not in loaded:  # stored before the words: the counts alone
             loaded = {"modules": loaded}
-        modules, words = loaded.get("modules", {}), loaded.get("words", {})
+        modules, words, foreign = loaded.get("modules", {}), loaded.get("words", {}), loaded.get("foreign")
         return cls(
             {str(k): int(v) for k, v in modules.items()} if isinstance(modules, dict) else {},
             {str(k): str(v) for k, v in words.items()} if isinstance(words, dict) else {},
+            {str(k): int(v) for k, v in foreign.items()} if isinstance(foreign, dict) else None,
         )
 
 

@@ -25,7 +25,9 @@ Each candidate's fused score is scaled to the candidates' range (0–1) and adju
   modules `stdlib_bonus`: an unnamed library is far more often `re` or `httpx` than a vendored internal;
 - **the APIs code uses** — given the index's `Popularity`, a passage documenting an API gains
   `usage_bonus` × how widely installed code uses it (0–1): of the many passages sharing a question's words,
-  the one every program calls (`shutil.rmtree`) is far more often meant than a vendor SDK's `delete`;
+  the one every program calls (`shutil.rmtree`) is far more often meant than a vendor SDK's `delete`; outside the
+  library asked about, by other packages' code only (`foreign`: langchain_core's calls of its own
+  `gather_with_concurrency` are no sign that developers use it);
 - **the centre of the library asked about** — for the passages of the library the question is about (`focus`:
   the one named, or the only one searched), the usage above is at least how many of its other APIs call the API
   in their documentation (`mentions.Mentions`: `create_engine` in SQLAlchemy's, `model_dump` in pydantic's),
@@ -337,6 +339,7 @@ def arrange(
     distinctive: bool = False,
     synonyms: Sequence[str] = (),
     gist: Callable[[Chunk], str] | None = None,
+    foreign: Callable[[str], float] | None = None,
 ) -> list[Candidate]:
     """The candidates (`chunks` with their fused `scores`, best first) in their final order, at most
     `limit`; `hint` is the library ID whose passages gain `library_bonus`, `usage` how widely code uses an
@@ -392,8 +395,9 @@ def arrange(
                 value -= config.private_penalty
             if is_deprecated_title(chunk.title):
                 value -= config.deprecated_penalty
-            used = usage(symbol) if usage is not None else 0.0
-            if mentions is not None and focus is not None and within(chunk.library, focus):
+            asked = focus is not None and within(chunk.library, focus)
+            used = (usage if asked or foreign is None else foreign)(symbol) if usage is not None else 0.0
+            if mentions is not None and asked:
                 used = max(used, mentions(symbol))
             value += config.usage_bonus * used
             if any(same_api(symbol, name) for name in expected):

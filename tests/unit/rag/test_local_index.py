@@ -70,6 +70,8 @@ async def test_the_local_source_finds_libraries_and_corpora(sqlite_url: str, bui
     index = await load_local_index(services.database)
     assert index is not None and index.vectors is None
     assert index.popularity.score("mmap.mmap") > 0  # what smmap's code uses, stored with the index
+    # counted per package too: another package's use of an API is told from a package's use of its own
+    assert index.popularity.foreign is not None and index.popularity.score("mmap.mmap", foreign=True) > 0
     source = LocalSource(index=lambda: index, embedder=None)
     assert [lib.id for lib in await source.libraries("smmap", "q")] == ["/pypi/smmap"]
     assert [lib.id for lib in await source.libraries("deploy", "q")] == ["/local/deploy"]

@@ -77,6 +77,20 @@ def test_an_api_counts_once_per_module_under_its_package_and_last_name() -> None
     assert popularity.score("asyncio") == 0.0  # a module is not an API
 
 
+def test_a_packages_use_of_its_own_helpers_counts_apart_from_other_packages_use() -> None:
+    popularity = Popularity.count(
+        [frozenset({"vendor.utils.gather_all", "asyncio.gather"}), frozenset({"vendor.utils.gather_all"})],
+        names=["vendor.runner", "vendor.chains.base"],
+    )
+    assert popularity.score("vendor.utils.gather_all") > 0  # central to vendor itself
+    assert popularity.score("vendor.utils.gather_all", foreign=True) == 0.0  # no other package uses it
+    assert popularity.score("asyncio.tasks.gather", foreign=True) == popularity.score("asyncio.tasks.gather") > 0
+    assert Popularity.from_bytes(popularity.to_bytes()) == popularity
+    # counted without the modules' names, everything is foreign
+    unnamed = Popularity.count([frozenset({"vendor.utils.gather_all"})])
+    assert unnamed.score("vendor.utils.gather_all", foreign=True) == unnamed.score("vendor.utils.gather_all") > 0
+
+
 def test_the_score_saturates() -> None:
     many = Popularity.count([frozenset({"shutil.rmtree"})] * (SATURATION * 10))
     enough = Popularity.count([frozenset({"shutil.rmtree"})] * SATURATION)

@@ -270,6 +270,22 @@ def test_of_passages_sharing_the_words_the_api_code_uses_most_comes_first() -> N
     assert order(question, [sdk, rmtree], [9.0, 8.0], usage=lambda s: used(s, 0.0))[0] == "shutil.rmtree"
 
 
+def test_a_packages_own_use_of_a_helper_is_no_sign_developers_use_it_unless_the_package_is_asked_about() -> None:
+    # "gather the results": the vendor's helper matches better lexically and the vendor's own modules call it; no
+    # other package does, while code everywhere calls `asyncio.gather`
+    helper = api("vendor.utils.gather_results", "Gather the results of coroutines.", "/pypi/vendor")
+    gather = api("asyncio.tasks.gather", "Return a future aggregating results.", "/python/asyncio")
+    every = {"vendor.utils.gather_results": 1.0, "asyncio.tasks.gather": 0.6}.get
+    others = {"asyncio.tasks.gather": 0.6}.get
+    usage, foreign = (lambda s: every(s, 0.0)), (lambda s: others(s, 0.0))
+    question = "gather the results of coroutines"
+    assert order(question, [helper, gather], [9.0, 8.0], usage=usage)[0] == "vendor.utils.gather_results"
+    assert order(question, [helper, gather], [9.0, 8.0], usage=usage, foreign=foreign)[0] == "asyncio.tasks.gather"
+    # within the package asked about, its own use says how central the helper is to it
+    asked = order(question, [helper, gather], [9.0, 8.0], usage=usage, foreign=foreign, focus="/pypi/vendor")
+    assert asked[0] == "vendor.utils.gather_results"
+
+
 def test_an_api_the_chat_model_expects_comes_first_wherever_it_is_defined() -> None:
     which = api("shutil.which", "Given a command, return the path which conforms to the given mode.", "/python/shutil")
     finder = api("toolkit.locate_binary", "Find the full path of an executable on the PATH.")
