@@ -44,7 +44,7 @@ from almanac.rag.query import (
     topic_of,
     without_excluded,
 )
-from almanac.rag.ranking import RankingConfig, arrange, diversify, symbol_of
+from almanac.rag.ranking import RankingConfig, arrange, diversify, fix_first, symbol_of
 from almanac.rag.rerank import DenseReorder, Reranker
 from almanac.rag.select import LibrarySelector, means_standard_library, named_parts, normalise_name
 from almanac.rag.sources.auto import AutoSource
@@ -271,6 +271,8 @@ class DocumentationPipeline:
         if self.min_score is not None:
             reranked = [hit for hit in reranked if hit.score >= self.min_score]
         passages = [Passage(chunks[hit.index], hit.score) for hit in reranked]
+        # an error the question reports comes after the first passage that may fix it (`ranking.fix_first`)
+        passages = [passages[i] for i in fix_first(query, [passage.chunk for passage in passages])]
         return DocResult(corpus.library, source.name, given or topic, passages, notes)
 
     async def _library(

@@ -43,7 +43,9 @@ Each candidate's fused score is scaled to the candidates' range (0–1) and adju
   "Whether…", `is_predicate`, read from its gist: `FieldIndex.gist`);
 - **the error reported is not the API asked for** — an exception class the question names as what went wrong
   ("KeyError when reading…", "httpx.ReadTimeout on a slow server", `reported_errors`; not "catch a KeyError")
-  gains nothing for its name: the developer asks for the fix;
+  gains nothing for its name: the developer asks for the fix; and whatever the order after it (a reorder by
+  similarity finds the error's own passage, which repeats its message), it comes after the first passage that
+  is no reported error (`fix_first`);
 - **public before private, current before deprecated** — an API with a `_private` part in its dotted name (or a
   method of a private class) loses `private_penalty`; one its source deprecates (`deprecation.py`: pydantic's
   `BaseModel.dict` for `model_dump`) loses `deprecated_penalty`;
@@ -215,6 +217,22 @@ def is_predicate(gist: str) -> bool:
     "Checks to see if this logger has any handlers configured"."""
     _, colon, summary = gist.partition(": ")
     return bool(colon) and bool(_PREDICATE.match(summary))
+
+
+def fix_first(question: str, chunks: Sequence[Chunk]) -> list[int]:
+    """The order of `chunks` (best first) with the exceptions the question reports as what went wrong
+    (`reported_errors`, `is_exception`) after the first passage that is none: a developer pasting
+    "RecursionError: maximum recursion depth exceeded" asks for the fix (`sys.setrecursionlimit`); the error's own
+    documentation, which repeats its message word for word, comes next."""
+    reported = reported_errors(question)
+    order = list(range(len(chunks)))
+    if not reported:
+        return order
+    failed = [is_exception(chunk) and symbol_of(chunk).rsplit(".", 1)[-1].lower() in reported for chunk in chunks]
+    fix = next((i for i in order if not failed[i]), None)
+    if fix is None or fix == 0:
+        return order
+    return [fix, *(i for i in order if i != fix)]
 
 
 def is_exception(chunk: Chunk) -> bool:

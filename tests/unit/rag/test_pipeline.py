@@ -617,6 +617,24 @@ async def test_a_question_asking_whether_is_answered_by_the_api_that_says_yes_or
     assert symbol_of(told.passages[0].chunk) == "logkit.Handler"
 
 
+async def test_an_error_pasted_into_the_question_comes_after_the_passage_that_may_fix_it() -> None:
+    error = Chunk(
+        "e",
+        "## class `netkit.ReadTimeout(TimeoutException)`\n\nReadTimeout: the read timed out on a slow server.",
+        "Module `netkit` > class `netkit.ReadTimeout(TimeoutException)`",
+        None,
+        "/pypi/netkit",
+        0,
+        10,
+    )
+    index = small_index(
+        {"/pypi/netkit": "netkit"},
+        [error, api_passage("/pypi/netkit", "netkit.Timeout", "How long to wait for a read on a server.")],
+    )
+    result = await _local_pipeline(index).run(DocRequest("netkit.ReadTimeout on a slow server: the read timed out"))
+    assert [symbol_of(p.chunk) for p in result.passages] == ["netkit.Timeout", "netkit.ReadTimeout"]
+
+
 async def test_a_word_the_rules_take_for_a_library_is_one_only_if_it_names_one() -> None:
     # "with several": the rules read `several` as a library's name; a package whose description has the word
     # is no such library, and the answer must not say it searched that package.

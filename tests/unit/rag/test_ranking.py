@@ -7,6 +7,7 @@ from almanac.rag.ranking import (
     arrange,
     asks_whether,
     code_names,
+    fix_first,
     is_predicate,
     is_private,
     library_words,
@@ -408,3 +409,14 @@ def test_a_question_asking_whether_something_holds_is_answered_first_by_an_api_t
     assert order(asked, [handler, has], [9.0, 8.8], gist=gist)[0] == "toolkit.log.Logger.hasHandlers"
     # asked to do something, not whether it holds: the predicate gains nothing
     assert order("add a handler to a logger", [handler, has], [9.0, 8.8], gist=gist)[0] == "toolkit.log.Handler"
+
+
+def test_an_error_the_question_reports_comes_after_the_first_passage_that_may_fix_it() -> None:
+    error = signature("class `toolkit.ReadTimeout(TimeoutException)`", "The read timed out on a slow server.")
+    fix = signature("class `toolkit.Timeout(timeout=5.0)`", "Timeout configuration: how long to wait.")
+    other = signature("class `toolkit.PoolTimeout(TimeoutException)`", "No connection from the pool in time.")
+    asked = "toolkit.ReadTimeout on a slow server, how do I wait longer"
+    assert fix_first(asked, [error, other, fix]) == [1, 0, 2]  # the first passage that is not the error reported
+    assert fix_first(asked, [fix, error]) == [0, 1]
+    assert fix_first("how do I catch toolkit.ReadTimeout", [error, fix]) == [0, 1]  # caught: it is what is asked
+    assert fix_first("wait longer on a slow server", [error, fix]) == [0, 1]  # no error reported
