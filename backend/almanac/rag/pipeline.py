@@ -44,7 +44,7 @@ from almanac.rag.query import (
     topic_of,
     without_excluded,
 )
-from almanac.rag.ranking import RankingConfig, arrange, diversify, fix_first, symbol_of
+from almanac.rag.ranking import RankingConfig, arrange, diversify, fix_first, names_an_api_as_code, symbol_of
 from almanac.rag.rerank import DenseReorder, Reranker
 from almanac.rag.select import LibrarySelector, means_standard_library, named_parts, normalise_name
 from almanac.rag.sources.auto import AutoSource
@@ -260,7 +260,10 @@ class DocumentationPipeline:
             # (then no near-copies again: the reordered scores know nothing of the diversity step's choices)
             # each candidate's gist too: what its API is for, in a line (`FieldIndex.gist`)
             gists = [fields.gist(chunk) for chunk in chunks] if fields is not None else []
-            narrow = explicit and alone  # the one library the caller asked for
+            # the one library the caller asked for, or an API the question names exactly ("…an httpx AsyncClient"):
+            # the fused order's evidence is precise, the similarity weighs less (six AsyncClient methods' "Send a
+            # `HEAD` request." was nearer "set default headers" than the client's constructor)
+            narrow = (explicit and alone) or names_an_api_as_code(query, chunks, hint)
             dense = await self.local_reorder.scores(query, texts, fused=ordered, gists=gists, narrow=narrow)
             if dense is not None:  # in the fused order's units: near-copies pay what they paid before the reorder
                 blended = diversify(chunks, dense, config.diversity, len(chunks))

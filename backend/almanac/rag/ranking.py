@@ -15,7 +15,9 @@ Each candidate's fused score is scaled to the candidates' range (0–1) and adju
   `json.loads`: with an underscore, a digit or an inner capital, or dotted; `code_names`) gains `code_bonus`: the
   exact name, where the exact-symbol bonus matches stems (`model_validator` and `model_validate` alike); a library's
   name is none, however written ("JSON" in "not JSON serializable" is `json`, not sqlalchemy's `JSON` type), when the
-  question writes it as a word of its own and a candidate is from that library;
+  question writes it as a word of its own and a candidate is from that library (`api_names_written`); a question
+  naming a candidate so is precise, and the dense reorder after this order weighs similarity less for it
+  (`names_an_api_as_code`);
 - **a library hint** — passages of the library the question names gain `library_bonus` when the search
   ran over every library (a name that is an ordinary word is a hint, never a filter); a distinctive library
   name is no word of another library's API name (`from_tiktoken_encoder` for "count tokens with tiktoken" refers
@@ -85,6 +87,7 @@ _RAISED = re.compile(r"\b[\w.]*(?:Error|Exception|Warning)(?=:\s)")
 _HANDLED = frozenset(
     {"catch", "catching", "handle", "handling", "raise", "raising", "throw", "throwing", "except", "define", "subclass"}
 )
+_CAPITALS = re.compile(r"\b[A-Z][A-Z0-9]+\b")  # an acronym ("YAML", "URL", "HTTP2")
 _EXCEPTION = re.compile(r"(?:Error|Exception|Warning|Timeout|Exit)\b")
 _PART = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
 _LITTLE = frozenset({"with", "as", "to", "from", "for", "of", "in", "on", "by", "into", "is", "at"})
@@ -376,9 +379,7 @@ def arrange(
     # a library's name, however written, is no API name written as code: the library asked about ("a JSON string"
     # asks about `json`), and a candidate's library the question names as a word of its own ("not JSON
     # serializable" named sqlalchemy's `JSON` type; a dotted `datetime.time` is an API)
-    libraries = {library_name(chunk.library).replace("-", "") for chunk in chunks if chunk.library}
-    named_libraries = libraries & {word.lower() for word in _BARE.findall(question)}
-    written = code_names(question) - named_libraries - ({library_name(hint).replace("-", "")} if hint else set())
+    written = api_names_written(question, chunks, hint)
     reported = reported_errors(question)
     # a parameter named like the library asked about (`fail_fast` for "FastAPI") is no word of the question's ask
     about = hint or focus
@@ -428,6 +429,29 @@ def arrange(
             value += prior(chunk.library, config)
         adjusted.append(value)
     return diversify(chunks, adjusted, config.diversity, len(chunks) if limit is None else limit)
+
+
+def api_names_written(question: str, chunks: Sequence[Chunk], hint: str | None = None) -> frozenset[str]:
+    """The API names the question writes as code (`code_names`) that are no library's name: the library asked about
+    (`hint`: "a JSON string" asks about `json`), and a candidate's library the question names as a word of its own
+    ("not JSON serializable" named sqlalchemy's `JSON` type; a dotted `datetime.time` is an API)."""
+    libraries = {library_name(chunk.library).replace("-", "") for chunk in chunks if chunk.library}
+    named_libraries = libraries & {word.lower() for word in _BARE.findall(question)}
+    return code_names(question) - named_libraries - ({library_name(hint).replace("-", "")} if hint else set())
+
+
+def names_an_api_as_code(question: str, chunks: Sequence[Chunk], hint: str | None = None) -> bool:
+    """Whether the question writes a candidate's exact name as code (`api_names_written`: `AsyncClient`,
+    `json.loads`) — not an acronym in capitals ("YAML", "URL": a word as much as a name), nor an exception it
+    reports as what went wrong (`reported_errors`). Such a question names what it asks about precisely: the
+    question's embedding reorders its candidates as it does within the one library a caller asked for."""
+    written = api_names_written(question, chunks, hint) - {word.lower() for word in _CAPITALS.findall(question)}
+    reported = reported_errors(question)
+    for chunk in chunks:
+        name = symbol_of(chunk).rsplit(".", 1)[-1].lower()
+        if name in written and not (name in reported and is_exception(chunk)):
+            return True
+    return False
 
 
 def within(library: str | None, wanted: str) -> bool:

@@ -501,14 +501,16 @@ class RecordingReorder(DenseReorder):
         return await super().scores(query, texts, **options)
 
 
-async def test_the_reorder_is_narrow_only_within_a_library_the_caller_asked_for() -> None:
+async def test_the_reorder_is_narrow_within_a_library_the_caller_asked_for_or_for_an_api_named_as_code() -> None:
     reorder = RecordingReorder()
     pipe = _local_pipeline(_templates_index(), local_reorder=reorder)
     await pipe.run(DocRequest("fill the fields of a string with dollar signs", library="string"))
     await pipe.run(DocRequest("fill the fields of a format string in python's string module"))  # a hint only
     await pipe.run(DocRequest("fill the fields of a format string"))
     await pipe.run(DocRequest("fill the fields of a format string", library="Python standard library"))  # many
-    assert reorder.narrow == [True, False, False, False]
+    await pipe.run(DocRequest("fill the fields with string.Formatter"))  # a candidate's exact name, as code
+    await pipe.run(DocRequest("fill the fields of a STRING"))  # an acronym-like capital word is no API name
+    assert reorder.narrow == [True, False, False, False, True, False]
 
 
 async def test_other_sources_are_not_reordered() -> None:

@@ -12,6 +12,7 @@ from almanac.rag.ranking import (
     is_private,
     library_words,
     name_match,
+    names_an_api_as_code,
     parameters_of,
     passage_api,
     question_terms,
@@ -420,3 +421,15 @@ def test_an_error_the_question_reports_comes_after_the_first_passage_that_may_fi
     assert fix_first(asked, [fix, error]) == [0, 1]
     assert fix_first("how do I catch toolkit.ReadTimeout", [error, fix]) == [0, 1]  # caught: it is what is asked
     assert fix_first("wait longer on a slow server", [error, fix]) == [0, 1]  # no error reported
+
+
+def test_a_question_naming_a_candidate_as_code_names_it_precisely_unless_an_acronym_or_a_reported_error() -> None:
+    client = api("toolkit.AsyncClient", "An asynchronous HTTP client.")
+    head = api("toolkit.AsyncClient.head", "Send a `HEAD` request.", owner="AsyncClient")
+    timeout = signature("class `toolkit.ReadTimeout(TimeoutException)`", "The read timed out.")
+    loader = api("yamlkit.YAML", "A YAML loader.", "/pypi/yamlkit")
+    assert names_an_api_as_code("set default headers on a toolkit AsyncClient", [head, client])
+    assert not names_an_api_as_code("set default headers on a toolkit client", [head, client])
+    assert not names_an_api_as_code("toolkit.ReadTimeout on a slow server", [timeout, head])  # what went wrong
+    assert not names_an_api_as_code("read a YAML file", [loader])
+    assert not names_an_api_as_code("use toolkit", [client], hint="/pypi/toolkit")  # the library's own name
