@@ -14,7 +14,8 @@
    (`popularity.py`, local index only) and, in the library asked about, those its own documentation calls
    most (`mentions.py`), public before private, no near-copies),
    top 40; rerank to the best few, then apply any relevance threshold (`rerank.py`); the words are the
-   question's and the documentation's words for them (`synonyms.py`: "parse" → deserialize, loads);
+   question's and the documentation's words for them (`synonyms.py`: "parse" → deserialize, loads); an
+   exception the question reports as what went wrong comes after the first passage that may fix it;
 6. the result, formatted by `format.py`.
 
 When the primary source is unreachable the local source answers, and the result says so. With
