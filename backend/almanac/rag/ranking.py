@@ -299,8 +299,9 @@ def name_match(name: str, terms: frozenset[str], rarity: Callable[[str], float] 
     whole = tokenize(name)[:1]
     if whole and whole[0] in terms:
         return weigh(whole[0])
-    doers = {stem for part in _PART.findall(name) for stem in tokenize(part)[:1] if doer_of(part.lower()) & terms}
-    little = sum(1 for part in _PART.findall(name) if part.lower() in _LITTLE)
+    parts = _PART.findall(name)
+    doers = {stem for part in parts for stem in tokenize(part)[:1] if doer_of(part.lower()) & terms}
+    little = sum(1 for part in parts if part.lower() in _LITTLE)
     return sum(weigh(stem) for stem in stems if stem in terms or stem in doers) / (len(stems) + little)
 
 
@@ -376,10 +377,7 @@ def arrange(
     # a distinctive library's name names that library: in another library's API name (`from_tiktoken_encoder`
     # for "count tokens with tiktoken") it is a reference to it, not the API asked for
     elsewhere = terms - set(name_stems(library_name(hint))) if hint is not None and distinctive else terms
-    # a library's name, however written, is no API name written as code: the library asked about ("a JSON string"
-    # asks about `json`), and a candidate's library the question names as a word of its own ("not JSON
-    # serializable" named sqlalchemy's `JSON` type; a dotted `datetime.time` is an API)
-    written = api_names_written(question, chunks, hint)
+    written = api_names_written(question, chunks, hint)  # a library's name, however written, is none
     reported = reported_errors(question)
     # a parameter named like the library asked about (`fail_fast` for "FastAPI") is no word of the question's ask
     about = hint or focus
@@ -391,7 +389,7 @@ def arrange(
             matched[name] = name_match(name, named, rarity)
         return matched[name]
 
-    whether = gist is not None and asks_whether(question)
+    whether = asks_whether(question)
     several = len({chunk.library for chunk in chunks}) > 1
     best, worst = max(scores), min(scores)
     spread = best - worst
@@ -421,7 +419,7 @@ def arrange(
             value += config.usage_bonus * used
             if any(same_api(symbol, name) for name in expected):
                 value += config.expected_bonus
-            if whether and gist is not None and is_predicate(gist(chunk)):
+            if gist is not None and whether and is_predicate(gist(chunk)):
                 value += config.predicate_bonus
         if hint is not None and within(chunk.library, hint):
             value += config.library_bonus
