@@ -45,8 +45,16 @@ from almanac.rag.query import (
     topic_of,
     without_excluded,
 )
-from almanac.rag.ranking import RankingConfig, arrange, diversify, fix_first, names_an_api_as_code, symbol_of
-from almanac.rag.rerank import DenseReorder, Reranker
+from almanac.rag.ranking import (
+    RankingConfig,
+    arrange,
+    diversify,
+    fix_first,
+    names_an_api_as_code,
+    symbol_of,
+    within,
+)
+from almanac.rag.rerank import DenseReorder, Reranker, leads_clearly
 from almanac.rag.select import LibrarySelector, means_standard_library, named_parts, normalise_name
 from almanac.rag.sources.auto import AutoSource
 from almanac.rag.sources.base import DocSource, DocSourceError, LibraryInfo, LibraryNotFound, SourceUnavailable
@@ -264,7 +272,13 @@ class DocumentationPipeline:
             # the one library the caller asked for, or an API the question names exactly ("…an httpx AsyncClient"):
             # the fused order's evidence is precise, the similarity weighs less (six AsyncClient methods' "Send a
             # `HEAD` request." was nearer "set default headers" than the client's constructor)
-            narrow = (explicit and alone) or names_an_api_as_code(query, chunks, hint)
+            # So too when the fused order's first candidate leads clearly (`leads_clearly`) within the library asked
+            # about: "gather the results of several coroutines in asyncio" names `gather`, which MiniLM put behind
+            # `asyncio.run` ("Execute the coroutine…"); a lead won outside that library is no such evidence ("…with
+            # fastapi Query" led by `urllib.parse.parse_qs`).
+            lead = chunks[max(range(len(ordered)), key=ordered.__getitem__)]
+            clear = leads_clearly(ordered) and (focus is None or within(lead.library, focus))
+            narrow = (explicit and alone) or names_an_api_as_code(query, chunks, hint) or clear
             dense = await self.local_reorder.scores(query, texts, fused=ordered, gists=gists, narrow=narrow)
             if dense is not None:  # in the fused order's units: near-copies pay what they paid before the reorder
                 blended = diversify(chunks, dense, config.diversity, len(chunks))

@@ -513,6 +513,29 @@ async def test_the_reorder_is_narrow_within_a_library_the_caller_asked_for_or_fo
     assert reorder.narrow == [True, False, False, False, True, False]
 
 
+def _lead_index() -> LocalIndex:
+    """`tasks.gather`, which a question's word names, among eleven `tasks` APIs that merely share its other words,
+    and a library `pool` whose passages share none of them."""
+    others = "sleep wait shield timeout run spawn to_thread current all_of wait_for drain".split()
+    chunks = [
+        api_passage("/pypi/tasks", "tasks.gather", "Run awaitables concurrently."),
+        *(api_passage("/pypi/tasks", f"tasks.{name}", f"The results of coroutines, {name}.") for name in others),
+        *(api_passage("/pypi/pool", f"pool.worker_{i}", "Workers.") for i in range(3)),
+    ]
+    return small_index({"/pypi/tasks": "tasks", "/pypi/pool": "pool"}, chunks)
+
+
+async def test_a_clear_lexical_lead_within_the_library_asked_about_narrows_the_reorder() -> None:
+    reorder = RecordingReorder()
+    pipe = _local_pipeline(_lead_index(), local_reorder=reorder)
+    inside = await pipe.run(DocRequest("gather the results of several coroutines in tasks"))
+    outside = await pipe.run(DocRequest("gather the results of several coroutines with pool"))
+    # the same lead, won outside the library the question names (`pool`): the similarity keeps its full weight
+    assert symbol_of(inside.passages[0].chunk) == symbol_of(outside.passages[0].chunk) == "tasks.gather"
+    assert outside.library.id == "/pypi/pool"
+    assert reorder.narrow == [True, False]
+
+
 async def test_other_sources_are_not_reordered() -> None:
     embedder = ConceptEmbedder()
     result = await pipeline(FakeSource(), local_reorder=DenseReorder(embedder)).run(  # type: ignore[arg-type]

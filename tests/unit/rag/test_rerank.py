@@ -13,7 +13,7 @@ from almanac.llm.events import ModelEvent
 from almanac.llm.fake import ScriptedModel, events_of, reply
 from almanac.llm.messages import ModelRequest
 from almanac.rag.embeddings.base import EmbeddingError, InputType
-from almanac.rag.rerank import DenseReorder, FusedOrder, ModelReranker, blend, parse_scores
+from almanac.rag.rerank import DenseReorder, FusedOrder, ModelReranker, blend, leads_clearly, parse_scores
 from almanac.rag.retriever import Hit
 
 TEXTS = ["about cats", "about dependencies in FastAPI", "about CORS", "about paths"]
@@ -170,6 +170,15 @@ def order(scores: Sequence[float] | None) -> list[int]:
     """The candidates' indexes, best score first."""
     assert scores is not None
     return sorted(range(len(scores)), key=lambda i: -scores[i])
+
+
+def test_a_first_candidate_leads_clearly_when_far_ahead_of_the_second_among_enough_candidates() -> None:
+    close = [1.0, 0.9, *[0.5 - i / 100 for i in range(10)]]  # a sixth of the range (0.59) ahead
+    far = [1.5, 0.8, *[0.5 - i / 100 for i in range(10)]]  # 0.7 of 1.09 ahead
+    assert not leads_clearly(close) and leads_clearly(far)
+    assert leads_clearly(list(reversed(far)))  # the scores' best and second best, wherever they stand
+    assert not leads_clearly([1.5, 0.8, 0.5])  # the range of three says nothing of a lead
+    assert not leads_clearly([1.0] * 12)
 
 
 async def test_dense_reorder_lets_the_question_embedding_reorder_close_candidates() -> None:
