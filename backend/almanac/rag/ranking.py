@@ -119,6 +119,9 @@ class RankingConfig:
     parameter_bonus: float = 0.2  # a parameter named by the question's words (`follow_redirects`); chosen on dev
     deprecated_penalty: float = 0.3  # an API its source deprecates (`deprecation.py`), as much as a private one
     predicate_bonus: float = 0.2  # a yes-or-no API (`is_predicate`) for a question asking whether
+    # another package's module named after the library asked about (`is_adapter`), whatever that name's hint weighs:
+    # as much as the hint's full bonus (half of it, as an ordinary word's hint weighs, was worse on dev)
+    adapter_penalty: float = 0.3
 
 
 @dataclass(frozen=True, slots=True)
@@ -423,6 +426,8 @@ def arrange(
                 value += config.predicate_bonus
         if hint is not None and within(chunk.library, hint):
             value += config.library_bonus
+        elif hint is not None and is_adapter(symbol, hint):
+            value -= config.adapter_penalty
         if several and chunk.library:
             value += prior(chunk.library, config)
         adjusted.append(value)
@@ -450,6 +455,13 @@ def names_an_api_as_code(question: str, chunks: Sequence[Chunk], hint: str | Non
         if name in written and not (name in reported and is_exception(chunk)):
             return True
     return False
+
+
+def is_adapter(symbol: str, library: str) -> bool:
+    """Whether an API of another package lives in a module named after `library` (`websockets.asyncio.client…`,
+    a package's `….redis` backend): that package's adapter for the library, which matches the library's name in a
+    question as well as the library's own passages do, but is not what a question about the library asks for."""
+    return library_name(library) in {part.lower().replace("_", "-") for part in symbol.split(".")[1:-1]}
 
 
 def within(library: str | None, wanted: str) -> bool:

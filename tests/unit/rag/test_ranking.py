@@ -8,6 +8,7 @@ from almanac.rag.ranking import (
     asks_whether,
     code_names,
     fix_first,
+    is_adapter,
     is_predicate,
     is_private,
     library_words,
@@ -234,6 +235,20 @@ def test_a_hinted_library_gains_but_does_not_exclude_the_others() -> None:
     # distributions with dotted names are packages of their own (`jaraco.classes` is no part of `jaraco`)
     dotted = api("jaraco.classes.b", "x", library="/pypi/jaraco.classes")
     assert order("x", [tie[1], dotted], [1.0, 1.0], hint="/pypi/jaraco")[0] == "regex.b"
+
+
+def test_another_packages_adapter_for_the_library_named_is_not_that_library() -> None:
+    # "open a tcp connection with aionet": `sockets.aionet.client.open_tcp_connection` lives in a module named after
+    # aionet, so the question's words match it as well as aionet's own function, which it is not
+    adapter = api("sockets.aionet.client.open_tcp_connection", "Open a TCP connection.", library="/pypi/sockets")
+    own = api("aionet.open_connection", "Open a network connection.", library="/python/aionet")
+    question = "open a tcp connection with aionet"
+    assert order(question, [adapter, own], [2.0, 1.0], hint="/python/aionet") == [own.id, adapter.id]
+    # a module of another name is no adapter: the lexical lead stands
+    other = api("sockets.client.open_tcp_connection", "Open a TCP connection.", library="/pypi/sockets")
+    assert order(question, [other, own], [2.0, 1.0], hint="/python/aionet") == [other.id, own.id]
+    assert is_adapter("redis_helpers.Aio_Net.backoff", "/pypi/aio-net")  # written as the module is named
+    assert not is_adapter("aionet.streams.open", "/python/aionet")
 
 
 def test_a_distinctive_library_name_in_another_librarys_api_name_is_no_match_for_the_api_asked() -> None:
