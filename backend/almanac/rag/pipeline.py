@@ -272,7 +272,7 @@ class DocumentationPipeline:
             # the one library the caller asked for, or an API the question names exactly ("…an httpx AsyncClient"):
             # the fused order's evidence is precise, the similarity weighs less (six AsyncClient methods' "Send a
             # `HEAD` request." was nearer "set default headers" than the client's constructor)
-            # So too when the fused order's first candidate leads clearly (`leads_clearly`) within the library asked
+            # so too when the fused order's first candidate leads clearly (`leads_clearly`) within the library asked
             # about: "gather the results of several coroutines in asyncio" names `gather`, which MiniLM put behind
             # `asyncio.run` ("Execute the coroutine…"); a lead won outside that library is no such evidence ("…with
             # fastapi Query" led by `urllib.parse.parse_qs`).
