@@ -150,6 +150,17 @@ def test_stop_cancels_a_long_answer_on_the_server(open_browser: Any, server: Ser
     browsing.shot("04-stopped")
 
 
+# What the message box holds in the same instant the welcome is put on the page.
+SEEN_WITH_THE_WELCOME = """() => {
+  window.__draftWithWelcome = null;
+  new MutationObserver((_, observer) => {
+    if (!document.querySelector('.welcome')) return;
+    window.__draftWithWelcome = document.querySelector('#composer-input').value;
+    observer.disconnect();
+  }).observe(document.body, { childList: true, subtree: true });
+}"""
+
+
 def test_enter_sends_shift_enter_adds_a_line_and_drafts_stay_per_conversation(
     open_browser: Any, server: Server
 ) -> None:
@@ -177,8 +188,12 @@ def test_enter_sends_shift_enter_adds_a_line_and_drafts_stay_per_conversation(
     page.keyboard.press("Tab")
     assert page.evaluate("document.activeElement.getAttribute('aria-label')") == "Send message"
 
+    # The new chat's message box is empty from the moment the new chat shows, never for a frame
+    # still holding the draft left behind.
+    page.evaluate(SEEN_WITH_THE_WELCOME)
     page.get_by_role("button", name="New chat").click()
     page.locator(".welcome").wait_for()
+    assert page.evaluate("window.__draftWithWelcome") == ""
     assert box.input_value() == ""
     box.fill("a draft for a new chat")
     page.go_back()

@@ -26,6 +26,30 @@ function useConversation(store: ChatStore, key: string): ConversationState {
   return store.get(key);
 }
 
+/**
+ * The message box's text for a conversation, kept in storage as it is typed. On a switch to another
+ * conversation its own draft is shown from the very first render (never the one left behind); a new
+ * conversation that just got its ID is the same conversation, so what is being typed stays.
+ */
+function useDraft(store: ChatStore, resolved: string, draftKey: string): [string, (text: string) => void] {
+  const [held, setHeld] = useState(() => ({ key: resolved, text: loadDraft(draftKey) }));
+  const moved = held.key !== resolved;
+  const text = !moved || store.resolve(held.key) === resolved ? held.text : loadDraft(draftKey);
+  useLayoutEffect(() => {
+    if (!moved) return;
+    saveDraft(draftKey, text);
+    setHeld({ key: resolved, text });
+  });
+  const update = useCallback(
+    (value: string) => {
+      setHeld({ key: resolved, text: value });
+      saveDraft(draftKey, value);
+    },
+    [resolved, draftKey],
+  );
+  return [text, update];
+}
+
 /** The open conversation: its turns, the composer, and jumping between item IDs. */
 export function ChatView({ store, storeKey, strategy, onStrategy }: Props) {
   const { credits, config } = useAccount();
@@ -34,7 +58,7 @@ export function ChatView({ store, storeKey, strategy, onStrategy }: Props) {
   // Drafts of a not-yet-started conversation share one slot, so they survive a reload too.
   const draftKey = resolved.startsWith("new:") ? "new" : resolved;
   const busy = isBusy(state);
-  const [draft, setDraft] = useState(() => loadDraft(draftKey));
+  const [draft, setDraft] = useDraft(store, resolved, draftKey);
   const [expanded, setExpanded] = useState<Set<string>>(() => new Set());
   const [highlighted, setHighlighted] = useState<string | null>(null);
   const [announcement, setAnnouncement] = useState("");
@@ -44,18 +68,15 @@ export function ChatView({ store, storeKey, strategy, onStrategy }: Props) {
   const statuses = useRef(new Map<string, string>());
   const area = useRef<HTMLTextAreaElement>(null);
 
-  // Another conversation: load it, restore its draft. (A new conversation that just got its ID is
-  // the same conversation: keep what is being typed.)
+  // Another conversation: load it, from its top of the page. (A new conversation that just got its
+  // ID is the same conversation.)
   useEffect(() => {
     const before = previousKey.current;
     previousKey.current = resolved;
     if (before !== resolved && store.resolve(before) !== resolved) {
-      setDraft(loadDraft(draftKey));
       setExpanded(new Set());
       setHighlighted(null);
       stick.current = true;
-    } else if (before !== resolved) {
-      saveDraft(draftKey, draft);
     }
     if (!resolved.startsWith("new:")) void store.load(resolved);
   }, [resolved, store]);
@@ -128,7 +149,6 @@ export function ChatView({ store, storeKey, strategy, onStrategy }: Props) {
     const message = draft.trim();
     if (!message || busy) return;
     setDraft("");
-    saveDraft(draftKey, "");
     stick.current = true;
     void store.send(storeKey, message, strategy);
   }
@@ -183,7 +203,6 @@ export function ChatView({ store, storeKey, strategy, onStrategy }: Props) {
               suggestions={config?.suggestions ?? []}
               onPick={(text) => {
                 setDraft(text);
-                saveDraft(draftKey, text);
                 const box = area.current;
                 if (box) {
                   box.focus();
@@ -210,10 +229,7 @@ export function ChatView({ store, storeKey, strategy, onStrategy }: Props) {
         value={draft}
         busy={busy}
         disabled={state.loadError !== null}
-        onChange={(value) => {
-          setDraft(value);
-          saveDraft(draftKey, value);
-        }}
+        onChange={setDraft}
         onSend={send}
         onStop={stop}
         notice={notice}
