@@ -50,6 +50,7 @@ from almanac.rag.ranking import (
     arrange,
     diversify,
     fix_first,
+    is_namesake,
     names_an_api_as_code,
     symbol_of,
     within,
@@ -275,9 +276,11 @@ class DocumentationPipeline:
             # so too when the fused order's first candidate leads clearly (`leads_clearly`) within the library asked
             # about: "gather the results of several coroutines in asyncio" names `gather`, which MiniLM put behind
             # `asyncio.run` ("Execute the coroutine…"); a lead won outside that library is no such evidence ("…with
-            # fastapi Query" led by `urllib.parse.parse_qs`).
+            # fastapi Query" led by `urllib.parse.parse_qs`), nor is one the library's name alone won: its namesake
+            # (`fastapi.FastAPI` for "test a fastapi app without running a server", `random.random`).
             lead = chunks[max(range(len(ordered)), key=ordered.__getitem__)]
-            clear = leads_clearly(ordered) and (focus is None or within(lead.library, focus))
+            of_focus = focus is None or (within(lead.library, focus) and not is_namesake(lead))
+            clear = leads_clearly(ordered) and of_focus
             narrow = (explicit and alone) or names_an_api_as_code(query, chunks, hint) or clear
             dense = await self.local_reorder.scores(query, texts, fused=ordered, gists=gists, narrow=narrow)
             if dense is not None:  # in the fused order's units: near-copies pay what they paid before the reorder

@@ -464,6 +464,13 @@ def is_adapter(symbol: str, library: str) -> bool:
     return library_name(library) in {part.lower().replace("_", "-") for part in symbol.split(".")[1:-1]}
 
 
+def is_namesake(chunk: Chunk) -> bool:
+    """Whether a passage's API bears its library's name (`fastapi.FastAPI`, `flask.Flask`, `random.random`): a
+    question naming the library matches that API's name by the library's word alone."""
+    name = symbol_of(chunk).rsplit(".", 1)[-1].lower().replace("_", "")
+    return bool(name and chunk.library) and name == library_name(chunk.library or "").replace("-", "")
+
+
 def within(library: str | None, wanted: str) -> bool:
     """Whether a passage's library is `wanted` or one of its modules documented as a library of its own
     (`/python/os.path` within `/python/os`; a standard-library module only: distributions such as

@@ -536,6 +536,20 @@ async def test_a_clear_lexical_lead_within_the_library_asked_about_narrows_the_r
     assert reorder.narrow == [True, False]
 
 
+async def test_a_lead_won_by_the_library_name_alone_does_not_narrow_the_reorder() -> None:
+    # "test a weaver app without a server": `weaver.Weaver` leads only because the question names its library
+    others = "alpha beta gamma delta epsilon zeta eta theta iota kappa lambda_".split()
+    chunks = [
+        api_passage("/pypi/weaver", "weaver.Weaver", "An app without a server."),
+        *(api_passage("/pypi/weaver", f"weaver.{name}", "An app without a server.") for name in others),
+    ]
+    reorder = RecordingReorder()
+    pipe = _local_pipeline(small_index({"/pypi/weaver": "weaver"}, chunks), local_reorder=reorder)
+    result = await pipe.run(DocRequest("test a weaver app without running a server"))
+    assert result.library.id == "/pypi/weaver"
+    assert reorder.narrow == [False]
+
+
 async def test_other_sources_are_not_reordered() -> None:
     embedder = ConceptEmbedder()
     result = await pipeline(FakeSource(), local_reorder=DenseReorder(embedder)).run(  # type: ignore[arg-type]

@@ -9,6 +9,7 @@ from almanac.rag.ranking import (
     code_names,
     fix_first,
     is_adapter,
+    is_namesake,
     is_predicate,
     is_private,
     library_words,
@@ -249,6 +250,14 @@ def test_another_packages_adapter_for_the_library_named_is_not_that_library() ->
     assert order(question, [other, own], [2.0, 1.0], hint="/python/aionet") == [other.id, own.id]
     assert is_adapter("redis_helpers.Aio_Net.backoff", "/pypi/aio-net")  # written as the module is named
     assert not is_adapter("aionet.streams.open", "/python/aionet")
+
+
+def test_an_api_named_as_its_library_is_is_that_librarys_namesake() -> None:
+    assert is_namesake(api("weaver.Weaver", "The application.", library="/pypi/weaver"))
+    assert is_namesake(api("rand.rand", "A random float.", library="/python/rand"))
+    assert is_namesake(api("web_kit.applications.WebKit", "The app.", library="/pypi/web-kit"))  # written apart
+    assert not is_namesake(api("weaver.Loom", "A loom.", library="/pypi/weaver"))
+    assert not is_namesake(api("weaver.Weaver", "Another package's.", library="/pypi/looms"))
 
 
 def test_a_distinctive_library_name_in_another_librarys_api_name_is_no_match_for_the_api_asked() -> None:
