@@ -276,10 +276,11 @@ class DocumentationPipeline:
             # so too when the fused order's first candidate leads clearly (`leads_clearly`) within the library asked
             # about: "gather the results of several coroutines in asyncio" names `gather`, which MiniLM put behind
             # `asyncio.run` ("Execute the coroutine…"); a lead won outside that library is no such evidence ("…with
-            # fastapi Query" led by `urllib.parse.parse_qs`), nor is one the library's name alone won: its namesake
-            # (`fastapi.FastAPI` for "test a fastapi app without running a server", `random.random`).
+            # fastapi Query" led by `urllib.parse.parse_qs`), nor is one that a distinctive library name alone won, its
+            # namesake (`fastapi.FastAPI` for "test a fastapi app without running a server"; an ordinary word naming
+            # its library, "copy a list", is the question's own ask, and `copy.copy` leads as a named API does).
             lead = chunks[max(range(len(ordered)), key=ordered.__getitem__)]
-            of_focus = focus is None or (within(lead.library, focus) and not is_namesake(lead))
+            of_focus = focus is None or (within(lead.library, focus) and not (weight == 1.0 and is_namesake(lead)))
             clear = leads_clearly(ordered) and of_focus
             narrow = (explicit and alone) or names_an_api_as_code(query, chunks, hint) or clear
             dense = await self.local_reorder.scores(query, texts, fused=ordered, gists=gists, narrow=narrow)

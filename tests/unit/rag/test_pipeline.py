@@ -536,18 +536,31 @@ async def test_a_clear_lexical_lead_within_the_library_asked_about_narrows_the_r
     assert reorder.narrow == [True, False]
 
 
+def _namesake_index(library: str, *others: Chunk) -> LocalIndex:
+    """`{library}.{Library}`, the library's namesake, among eleven of its APIs with the same text, and `others`."""
+    names = "alpha beta gamma delta epsilon zeta eta theta iota kappa lambda_".split()
+    chunks = [
+        api_passage(f"/pypi/{library}", f"{library}.{library.title()}", "An app without a server."),
+        *(api_passage(f"/pypi/{library}", f"{library}.{name}", "An app without a server.") for name in names),
+    ]
+    libraries = {f"/pypi/{library}": library, **{c.library: c.library.rsplit("/", 1)[-1] for c in others if c.library}}
+    return small_index(libraries, [*chunks, *others])
+
+
 async def test_a_lead_won_by_the_library_name_alone_does_not_narrow_the_reorder() -> None:
     # "test a weaver app without a server": `weaver.Weaver` leads only because the question names its library
-    others = "alpha beta gamma delta epsilon zeta eta theta iota kappa lambda_".split()
-    chunks = [
-        api_passage("/pypi/weaver", "weaver.Weaver", "An app without a server."),
-        *(api_passage("/pypi/weaver", f"weaver.{name}", "An app without a server.") for name in others),
-    ]
     reorder = RecordingReorder()
-    pipe = _local_pipeline(small_index({"/pypi/weaver": "weaver"}, chunks), local_reorder=reorder)
-    result = await pipe.run(DocRequest("test a weaver app without running a server"))
+    result = await _local_pipeline(_namesake_index("weaver"), local_reorder=reorder).run(
+        DocRequest("test a weaver app without running a server")
+    )
     assert result.library.id == "/pypi/weaver"
-    assert reorder.narrow == [False]
+    # a library named by an ordinary word (`weave`, which more of another library's passages use): the word is the
+    # question's own ask, and the namesake it names leads as any API the question names does
+    looms = [api_passage("/pypi/looms", f"looms.loom_{i}", "Weave the threads, weave again.") for i in range(15)]
+    await _local_pipeline(_namesake_index("weave", *looms), local_reorder=reorder).run(
+        DocRequest("weave an app without running a server")
+    )
+    assert reorder.narrow == [False, True]
 
 
 async def test_other_sources_are_not_reordered() -> None:
