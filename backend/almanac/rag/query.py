@@ -70,6 +70,26 @@ _CONNECTIVE = re.compile(
     r"|" + _OPENING + r"\s*[,!.:—-]?)\s*)+",
     re.I,
 )
+# The asker's situation, told before the ask ("I'm writing a small script for work.", "In my project, …"): what they
+# are building is no word of what they ask, but a name in it stays ("I'm building a flask app." keeps `flask`).
+_SITUATION = re.compile(
+    r"\b(?:(?:i(?:'m|’m| am)|we(?:'re|’re| are))\s+(?:currently\s+|now\s+)?"
+    r"(?:writing|working on|building|developing|making|creating|coding)\s+(?:(?:a|an|my|our|some|this)\s+)?"
+    r"(?:(?:small|simple|quick|little|new|tiny|personal|side|hobby|internal)\s+)*"
+    r"(?P<name>(?:[\w.+-]+\s+)??)(?:script|program|project|app|application|tool|service|bot|website|codebase)s?"
+    r"(?:\s+(?:for|at)\s+(?:work|my job|a client|school|class|fun))?(?=\s*[.!;])"
+    r"|(?:in|for)\s+(?:my|our)\s+(?:project|app|application|script|code|codebase|work|job)\b,?)",
+    re.I,
+)
+# Frustration that names nothing ("I tried a few things but nothing worked.", "I've been stuck on this for hours").
+_VENTING = re.compile(
+    r"\b(?:i(?:'ve|’ve| have)?\s+tried\s+(?:(?:a\s+few|several|many|some|a\s+lot\s+of|lots\s+of|different|various)\s+)?"
+    r"(?:things|stuff|ways|approaches|options|everything)(?:\s+(?:already|so\s+far))?"
+    r"|(?:but\s+)?(?:nothing|none\s+of\s+them)\s+(?:worked|works|helped|seems?\s+to\s+work)"
+    r"|i(?:'ve|’ve| have)\s+been\s+stuck(?:\s+on\s+(?:this|it))?(?:\s+for\s+(?:hours|days|a\s+while|ages))?"
+    r"|i\s+(?:can't|can’t|cannot)\s+figure\s+(?:it|this|that)\s+out)\b",
+    re.I,
+)
 # Requests addressed to the assistant rather than words of the subject.
 _INSTRUCTION = re.compile(
     r"\b(?:(?:can|could|would|will) you|please|thanks?(?: you)?|help me(?: with)?|tell me|show me|let me know|"
@@ -229,6 +249,8 @@ def request_of(query: str) -> str:
     shouted = sum(word.isupper() for word in words)
     text = query.lower() if shouted >= 3 and shouted >= 0.6 * len(words) else query
     text = _TRACEBACK.sub(_frame, text)
+    text = _SITUATION.sub(lambda match: f" {match.group('name') or ''}", text)
+    text = _VENTING.sub(" ", text)
     text = _CONNECTIVE.sub(r"\1 ", text.strip())
     text = _INSTRUCTION.sub(" ", text)
     text = _FRAMING.sub(" ", text)

@@ -281,7 +281,14 @@ async def test_the_model_parser_never_takes_a_library_to_do_without_for_the_one_
         ("Help! my list of dicts will not sort by a key, pls help", "my list of dicts will not sort by a key"),
         ("I want to hash a password. What should I use?", "hash a password?"),
         ("And what is the most pythonic way to reverse a string?", "reverse a string?"),
-        ("In my project I have to parse a date, how?", "In my project parse a date"),
+        ("In my project I have to parse a date, how?", "parse a date"),
+        # the asker's situation, told first, is no part of the ask; a name in it stays
+        ("I'm writing a small script for work. I need to gzip a file.", "gzip a file."),
+        ("We are building an internal tool. How do I retry with httpx?", "How do I retry with httpx?"),
+        ("I'm building a flask app. How do I add CORS?", "flask. How do I add CORS?"),
+        # and so is frustration that names nothing
+        ("Sort a list? I tried a few things but nothing worked.", "Sort a list."),
+        ("I've been stuck on this for hours: merge two dicts", "merge two dicts"),
         # capitals say nothing when the whole question is written in them
         ("HOW DO I PARSE A JSON STRING?", "how do i parse a json string?"),
     ],
@@ -301,6 +308,11 @@ def test_how_a_question_is_framed_is_no_part_of_what_it_asks(question: str, aske
         "find the best match for a word in a list",
         "which is faster, a list or a tuple?",
         "run pytest in python 3.12 mode",
+        "write a script that renames files",  # what is to be built, when it is the ask
+        "build a project with setuptools",
+        "I'm writing a script that renames files",
+        "I tried json.dumps but it failed",  # an attempt that names what was tried
+        "why does nothing work in my for loop",
         "send an HTTP GET with httpx and read the JSON",  # a few capitals among words: acronyms, as written
         "why does json.dumps(datetime.now()) fail?",  # a full stop in code opens no sentence: `now` stays
         # nothing but framing: the question as it was
