@@ -242,9 +242,10 @@ def _frame(match: re.Match[str]) -> str:
 def request_of(query: str) -> str:
     """The question without its framing: connectives and greetings opening a sentence, requests to the assistant
     and how the answer is asked for ("What's the best way to…", "I'm not sure which function to use", "any
-    ideas?"); a question written in capitals is read in lower case (its capitals say nothing: "HOW DO I PARSE
-    JSON" names no constant `PARSE`); the question itself when nothing else is left. Everything else is kept as
-    written."""
+    ideas?"), what the asker is building ("I'm writing a small script for work.", a name in it kept) and frustration
+    that names nothing ("I tried a few things but nothing worked"); a question written in capitals is read in
+    lower case (its capitals say nothing: "HOW DO I PARSE JSON" names no constant `PARSE`); the question itself
+    when nothing else is left. Everything else is kept as written."""
     words = re.findall(r"[A-Za-z]{2,}", query)
     shouted = sum(word.isupper() for word in words)
     text = query.lower() if shouted >= 3 and shouted >= 0.6 * len(words) else query
