@@ -37,7 +37,7 @@ function useDraft(store: ChatStore, resolved: string, draftKey: string): [string
   const text = !moved || store.resolve(held.key) === resolved ? held.text : loadDraft(draftKey);
   useLayoutEffect(() => {
     if (!moved) return;
-    saveDraft(draftKey, text);
+    if (store.resolve(held.key) === resolved) saveDraft(draftKey, text); // kept under the conversation's ID
     setHeld({ key: resolved, text });
   });
   const update = useCallback(
@@ -68,8 +68,8 @@ export function ChatView({ store, storeKey, strategy, onStrategy }: Props) {
   const statuses = useRef(new Map<string, string>());
   const area = useRef<HTMLTextAreaElement>(null);
 
-  // Another conversation: load it, from its top of the page. (A new conversation that just got its
-  // ID is the same conversation.)
+  // Another conversation: load it, its tools folded, following its end. (A new conversation that just
+  // got its ID is the same conversation.)
   useEffect(() => {
     const before = previousKey.current;
     previousKey.current = resolved;
