@@ -14,6 +14,7 @@ import importlib
 import inspect
 import json
 import os
+import re
 import socket
 import sys
 from typing import Any
@@ -22,6 +23,9 @@ MAX_ENTRIES = 600  # numpy exports 463 functions, ufuncs and classes
 MAX_METHODS = 80
 MAX_DOC_CHARS = 1500
 _TYPING = frozenset({"typing", "typing_extensions", "types"})
+# a default value whose repr names where it lives in memory (`<function loads at 0x7f…>`): the address differs in
+# every process, so the same installed package would be documented differently by each build of the index
+_ADDRESS = re.compile(r" (?:object )?at 0x[0-9A-Fa-f]+>")
 
 
 def _no_network(*args: object, **kwargs: object) -> Any:
@@ -37,7 +41,7 @@ def _disable_network() -> None:
 
 def _signature(obj: object) -> str | None:
     try:
-        return str(inspect.signature(obj))  # type: ignore[arg-type]
+        return _ADDRESS.sub(">", str(inspect.signature(obj)))  # type: ignore[arg-type]
     except (TypeError, ValueError, RecursionError):
         return None
 

@@ -223,6 +223,18 @@ def test_objects_called_like_functions_are_documented_and_typing_forms_are_not(t
     assert entries["sqrt"].doc == "Return the square root of each element."
 
 
+def test_a_default_value_is_shown_without_the_memory_address_its_repr_has(tmp_path: Path) -> None:
+    # `<function loads at 0x7f…>`: a different address in every process, so each build documented the same
+    # installed package differently (and the passage's text changed with it)
+    (tmp_path / "defaults.py").write_text(
+        "def _loads(text):\n    return text\n\nclass _Unset:\n    pass\n\n"
+        "def parse(text, loads=_loads, timeout=_Unset()):\n    'Parse text.'\n"
+    )
+    found, _ = introspect([Request("defaults", names=("parse",))], timeout_s=5.0, extra_path=[tmp_path])
+    [entry] = found["defaults"].entries
+    assert entry.signature == "(text, loads=<function _loads>, timeout=<defaults._Unset>)"
+
+
 def test_a_module_exporting_hundreds_of_apis_is_described_whole(tmp_path: Path) -> None:
     # numpy exports 463 functions, ufuncs and classes; those past a cap were documented only under a deprecated
     # alias module's path (`numpy.core.multiarray.where`), or not at all
