@@ -487,7 +487,7 @@ def module_api(source: str, module: str, *, is_package: bool = False, source_of:
         found = True
         documented.add(item.public)
         parts.append(_definition_markdown(item.node, module, name=item.public, origin=item.defined_in))
-    gaps = unresolved_exports(tree, module, is_package=is_package, documented=documented)
+    gaps = unresolved_exports(tree, module, is_package=is_package, documented=documented, source_of=source_of)
     request = Request(module, gaps) if gaps is None or gaps else None
     markdown = "\n\n".join(parts) if found else ""
     return ModuleApi(module, markdown, frozenset(documented), request, *usage(tree, source))

@@ -196,8 +196,9 @@ def _resolve(level: int, target: str | None, package: str) -> str | None:
 
 
 def explicit_imports(tree: ast.Module, package: str) -> Iterator[tuple[str, tuple[str, str]]]:
-    """(bound name, (absolute module, original name)) for each top-level `from m import a [as b]`."""
-    for node in tree.body:
+    """(bound name, (absolute module, original name)) for each top-level `from m import a [as b]`, those of an
+    `if TYPE_CHECKING or …:` block included (`_top_level`)."""
+    for node in _top_level(tree):
         if isinstance(node, ast.ImportFrom):
             target = _resolve(node.level, node.module, package)
             if target is None:
@@ -223,6 +224,18 @@ def lazy_imports(tree: ast.Module, package: str) -> Iterator[tuple[str, tuple[st
     for block in blocks:
         if _type_checking(block.test):
             yield from explicit_imports(ast.Module(body=block.body, type_ignores=[]), package)
+
+
+def _top_level(tree: ast.Module) -> Iterator[ast.stmt]:
+    """The module's top-level statements, with those of an `if TYPE_CHECKING or …:` block in its place: anyio's
+    `__init__` imports its whole API so (`if TYPE_CHECKING or not install_lazy_importer():`), for type checkers and
+    at run time unless a lazy importer serves the same names instead; either way they are what the module exports."""
+    for node in tree.body:
+        if isinstance(node, ast.If) and isinstance(node.test, ast.BoolOp) and isinstance(node.test.op, ast.Or):
+            if any(_type_checking(value) for value in node.test.values):
+                yield from node.body
+                continue
+        yield node
 
 
 def _type_checking(test: ast.expr) -> bool:
@@ -277,14 +290,17 @@ def _private_within(target: str, module: str) -> bool:
 
 
 def unresolved_exports(
-    tree: ast.Module, module: str, *, is_package: bool, documented: set[str]
+    tree: ast.Module, module: str, *, is_package: bool, documented: set[str], source_of: SourceOf | None = None
 ) -> tuple[str, ...] | None:
     """The public names `module` exports that reading its source did not document, for introspection to
     fill in (`introspect.py`): names in `__all__`, or, without one, names imported from another package
     in the explicit re-export form `from m import X as X` (in a package `__init__`, any public name it
     imports from another package). Names imported from the package's public modules are left out (they
-    are documented where they are defined). None when the exports are computed at run time — a `__all__`
-    that is not a literal list, or a module `__getattr__` — so only introspection can tell."""
+    are documented where they are defined), unless that module (read through `source_of`) binds the name by
+    an assignment — `load_pem_x509_certificate = rust_x509.load_pem_x509_certificate` in
+    `cryptography.x509.base`, a compiled function that no `def` documents there or anywhere. None when the
+    exports are computed at run time — a `__all__` that is not a literal list, or a module `__getattr__` — so
+    only introspection can tell."""
     top = module.split(".")[0]
     if computed_all(tree):
         return None
@@ -294,15 +310,31 @@ def unresolved_exports(
     if exported is None:
         exported = list(imports) if is_package else as_themselves(tree)
         exported = [name for name in exported if name in imports and imports[name][0].split(".")[0] != top]
+    parsed = _Parsed(source_of) if source_of is not None else None
     gaps = []
     for name in dict.fromkeys(exported):
         if name.startswith("_") or name in documented:
             continue
         origin = imports.get(name)
         if origin is not None and origin[0].split(".")[0] == top and not _private_within(origin[0], module):
-            continue  # from a public module of the same package: documented there
+            if parsed is None or origin[1] not in _assigned(parsed, origin[0]):
+                continue  # from a public module of the same package: documented there
         gaps.append(name)
     return tuple(gaps)
+
+
+def _assigned(parsed: _Parsed, module: str) -> set[str]:
+    """The names a module binds by a plain top-level assignment (`name = other.attribute`)."""
+    found = parsed.tree(module)
+    if found is None:
+        return set()
+    return {
+        target.id
+        for node in found[0].body
+        if isinstance(node, ast.Assign)
+        for target in node.targets
+        if isinstance(target, ast.Name)
+    }
 
 
 def computed_all(tree: ast.Module) -> bool:

@@ -84,6 +84,21 @@ def test_a_lazily_loading_module_re_exports_what_it_declares_for_type_checkers()
     assert module_markdown(eager, "pkg.tools", source_of=source_of) == ""
 
 
+def test_imports_for_type_checkers_or_else_at_run_time_are_the_modules_exports() -> None:
+    # anyio's way: `if TYPE_CHECKING or not install_lazy_importer():` — its whole API was missing from `anyio`
+    either = (
+        "from typing import TYPE_CHECKING\nfrom ._lazy import install\n"
+        "if TYPE_CHECKING or not install():\n    from ._config import Timeout as Timeout\n"
+        "    from ._config import helper as helper\n"
+    )
+    text = module_markdown(either, "pkg", is_package=True, source_of=source_of)
+    assert "## class `pkg.Timeout`\n\nDefined in `pkg._config`." in text
+    assert "## `async pkg.helper(x: int) -> int`" in text
+    # any other condition is no such promise: a plain module's imports under it stay its own business
+    other = either.replace("TYPE_CHECKING or not install()", "sys.version_info >= (3, 12)")
+    assert module_markdown(other, "pkg", is_package=True, source_of=source_of) == ""
+
+
 def test_installed_httpx_and_anthropic_document_their_clients_under_the_public_name() -> None:
     docs = {doc.title: doc.text for _, found in distribution_documents(["httpx", "anthropic"]) for doc in found}
     assert "## class `httpx.AsyncClient(BaseClient)`\n\nDefined in `httpx._client`." in docs["httpx"]
@@ -147,6 +162,16 @@ def test_unresolved_exports_are_what_introspection_must_fill(
     tree = ast.parse(source)
     documented = {node.name for node in tree.body if isinstance(node, ast.FunctionDef)}
     assert unresolved_exports(tree, module, is_package=is_package, documented=documented) == gaps
+
+
+def test_a_name_a_public_module_assigns_from_compiled_code_is_left_to_introspection() -> None:
+    # cryptography's way: `x509/base.py` binds `load_pem_x509_certificate = rust_x509.load_pem_x509_certificate`
+    # and `x509/__init__.py` exports it; no `def` documents it anywhere, so only importing it can
+    sources = {"pkg.base": ("from pkg._rust import x509 as rust\nload = rust.load\ndef parse(): pass\n", False)}
+    init = ast.parse("from pkg.base import load, parse\n__all__ = ['load', 'parse']\n")
+    assert unresolved_exports(init, "pkg", is_package=True, documented=set(), source_of=sources.get) == ("load",)
+    # a name the public module defines is documented there (and without the sources, nothing is known)
+    assert unresolved_exports(init, "pkg", is_package=True, documented=set()) == ()
 
 
 def test_a_list_of_exports_imported_from_another_module_is_known_only_at_run_time() -> None:
