@@ -293,10 +293,12 @@ def rule_library(query: str, known: Iterable[str] = ()) -> str | None:
 
 
 # Idioms in which a library's ordinary word names no library: "limit how many run at the same time" asks about
-# concurrency, not the `time` module.
+# concurrency, not the `time` module; a "stack trace" is no `trace`, a "time zone" no `time`, a stream "chunk by
+# chunk" no `chunk`.
 _IDIOMS = re.compile(
     r"\b(?:(?:at|by) the same time|at a time|from time to time|(?:all|every|each|any|some|next|last|this|that|first|"
-    r"second) time|in (?:no )?time|on time|ahead of time)\b",
+    r"second) time|in (?:no )?time|on time|ahead of time|time ?zones?|stack ?traces?|"
+    r"(?:chunk|token) by (?:chunk|token)|in chunks)\b",
     re.I,
 )
 

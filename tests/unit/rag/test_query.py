@@ -235,10 +235,19 @@ async def test_connectives_and_requests_to_the_assistant_stay_out_of_the_topic(
         # the word itself still names the module
         ("measure the time a function takes", ["time"]),
         ("format a time with the time module", ["time"]),
+        # a compound noun whose word is a module's name: the stack trace is not the `trace` module's, nor a
+        # stream "chunk by chunk" the `chunk` module's
+        ("get the full stack trace as a string", ["string"]),
+        ("convert a datetime to another time zone", ["datetime"]),
+        ("stream a large CSV chunk by chunk from a starlette route", ["starlette"]),
+        ("read a big file in chunks", []),
+        ("show the reply token by token", []),
+        ("count the lines a trace of the program covers", ["trace"]),
     ],
 )
 def test_a_librarys_word_in_an_idiom_names_no_library(query: str, named: list[str]) -> None:
-    assert rule_libraries(query, ["time", "asyncio"]) == named
+    known = ["time", "asyncio", "trace", "string", "datetime", "chunk", "token", "starlette"]
+    assert rule_libraries(query, known) == named
 
 
 @pytest.mark.parametrize(
