@@ -104,3 +104,30 @@ def test_converting_between_bytes_and_numbers_brings_struct_and_the_int_methods(
     assert {"from_bytes", "unpack"} <= set(expansion("Shortest way to convert these bytes to int in python?"))
     assert {"to_bytes", "pack"} <= set(expansion("convert an int to bytes"))
     assert "unpack" in expansion("How can I convert a binary to a float number")
+
+
+def test_how_developers_describe_a_goal_brings_the_words_of_the_api_for_it() -> None:
+    assert expansion("get the 10 biggest values from a huge list") == ["largest", "max", "nlargest"]
+    assert expansion("make my function remember results it already computed")[:2] == ["cache", "lru_cache"]
+    assert expansion("offer 'did you mean ...?' for a mistyped command") == ["close", "get_close_matches"]
+    assert "lock" in expansion("two threads increment a counter and I'm losing updates")
+    assert expansion("a client I can await") == ["async"]
+    assert expansion("call a synchronous function from a worker") == ["sync"]
+    assert expansion("create a scratch directory for a test")[:2] == ["temporary", "temp"]
+    assert expansion("test my app's endpoints without actually starting a server") == ["testclient"]
+    assert expansion("insert thousands of rows in one call") == ["executemany", "bulk"]
+    assert expansion("show the reply token by token") == ["stream"]
+    assert "postgresql" in expansion("postgres upsert with SQLAlchemy")
+    assert expansion("throw an exception if the status is 4xx") == ["raise"]
+    assert {"struct", "unpack"} <= set(expansion("read two little-endian ints"))
+
+
+def test_how_developers_name_signals_timeouts_tolerances_and_attachments_brings_the_apis_for_them() -> None:
+    assert expansion("catch SIGTERM and shut down cleanly") == ["signal"]
+    assert expansion("give up on a coroutine after 5 seconds") == ["timeout", "wait_for"]
+    assert expansion("check whether ffmpeg is on the PATH") == ["which"]
+    assert "compare_digest" in expansion("compare signatures without being open to timing attacks")
+    assert expansion("compare floats with a tolerance") == ["isclose"]
+    assert expansion("attach a PDF to an email") == ["add_attachment"]
+    assert expansion("my option should only accept dev or prod") == ["choice", "choices"]
+    assert expansion("the JSON uses camelCase keys") == ["alias", "alias_generator"]
