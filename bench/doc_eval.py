@@ -2,21 +2,22 @@
 
 Reads `bench/doc_questions.jsonl` (or `--questions`: `bench/doc_questions_large_libraries.jsonl` asks about the APIs of
 large libraries, `…_howto.jsonl` in full sentences as developers ask, `…_everyday.jsonl` and `…_tasks.jsonl` everyday
-tasks, `…_wide.jsonl` 83 more across 52 libraries, put loosely; each line: question, expected fully qualified APIs,
-library, source, split), builds the local index exactly as the product does (`build_local_index`: installed
-distributions and the standard library of this interpreter) into a SQLite database under `--data` (reused while its
-inputs are unchanged; embeddings are cached there too), and runs every question through the tool's own pipeline offline
-(rule query parsing, rule library choice, fused order — `build_documentation` with no language model), in the BM25 phase
-(no embedder); the reorder phase (LOCAL_DENSE=reorder, the service's default): BM25 candidates reordered by MiniLM
-(`DenseReorder`), which embeds only the 40 candidates each question keeps, as the service does; the fuse phase
-(LOCAL_DENSE=fuse: MiniLM over the whole index fused with BM25, the seed's way); the hybrid phase (LOCAL_DENSE=both once
-the index is embedded: fused, then reordered). The last two embed the whole index first (half an hour or more on 2 cores
-for 77,000 passages, kept in `--data`). A hit is a returned passage whose symbol (the last heading of its title,
-`httpx.AsyncClient.__init__` counting as `httpx.AsyncClient`) is an expected API; an expected `asyncio.gather` also
-matches `asyncio.tasks.gather` (same package and last name, the expected name's other parts in the symbol in order:
-`sqlalchemy.orm.Session` matches `sqlalchemy.orm.session.Session`). Prints hits@6, hits@1 and MRR overall, per split and
-per library, and the time a question took (an embedding cache that is empty or warm makes the difference in the reorder
-phase).
+tasks, `…_wide.jsonl` 83 more across 52 libraries, put loosely, `…_independent.jsonl` 140 written by helpers that saw
+neither this code nor the other sets (its `heldout` split never looked at); each line: question, expected fully
+qualified APIs, library, source, split), builds the local index exactly as the product does (`build_local_index`:
+installed distributions and the standard library of this interpreter) into a SQLite database under `--data` (reused
+while its inputs are unchanged; embeddings are cached there too), and runs every question through the tool's own
+pipeline offline (rule query parsing, rule library choice, fused order — `build_documentation` with no language model),
+in the BM25 phase (no embedder); the reorder phase (LOCAL_DENSE=reorder, the service's default): BM25 candidates
+reordered by MiniLM (`DenseReorder`), which embeds only the 40 candidates each question keeps, as the service does; the
+fuse phase (LOCAL_DENSE=fuse: MiniLM over the whole index fused with BM25, the seed's way); the hybrid phase
+(LOCAL_DENSE=both once the index is embedded: fused, then reordered). The last two embed the whole index first (half an
+hour or more on 2 cores for 77,000 passages, kept in `--data`). A hit is a returned passage whose symbol (the last
+heading of its title, `httpx.AsyncClient.__init__` counting as `httpx.AsyncClient`) is an expected API; an expected
+`asyncio.gather` also matches `asyncio.tasks.gather` (same package and last name, the expected name's other parts in the
+symbol in order: `sqlalchemy.orm.Session` matches `sqlalchemy.orm.session.Session`). Prints hits@6, hits@1 and MRR
+overall, per split and per library, and the time a question took (an embedding cache that is empty or warm makes the
+difference in the reorder phase).
 
     python bench/doc_eval.py [--phase bm25|reorder|fuse|hybrid|all] [--split dev|heldout|all] [--misses] [--only WORD]
                              [--model-apis P ...] [--library] [--framings] [--typos]
