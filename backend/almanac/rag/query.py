@@ -303,6 +303,12 @@ _IDIOMS = re.compile(
 )
 
 
+# Models named for the SDK that calls them: "stream Claude's reply" asks about `anthropic`, "ask GPT-4o" about `openai`
+# (neither package's name nor description says so)
+_PRODUCTS = {"claude": "anthropic", "chatgpt": "openai", "gpt": "openai"}
+_PRODUCT = re.compile(r"\b(claude|chatgpt|gpt)(?:-?\d[\w.]*)?(?:-[\w.]*\w)*(?:'s)?(?![\w-])", re.I)
+
+
 # A library the question asks to do without: "read command line arguments without argparse", "instead of requests"
 _EXCLUDING = re.compile(
     r"\b(?:without|instead of|rather than|other than|avoiding|not using)\s+(?:using\s+)?(?:the\s+|an?\s+)?" + _NAME,
@@ -332,12 +338,14 @@ def rule_libraries(query: str, known: Iterable[str] = ()) -> list[str]:
     known names among its words — two adjacent words making one name count as that name and not as their
     parts ("json schema" is `jsonschema`, "pydantic settings" is `pydantic-settings`, not `pydantic`), as do two
     words apart or reversed that spell a distribution's name (`apart_names`: "a JSON document against a schema",
-    "lock a file"), and a word in an idiom ("at the same time", `_IDIOMS`) or one to do without ("without
-    argparse", `_EXCLUDING`) not at all —, else the first name in a telling position."""
+    "lock a file"), a model by the SDK that calls it ("Claude" is `anthropic`, `_PRODUCTS`), and a word in an
+    idiom ("at the same time", `_IDIOMS`) or one to do without ("without argparse", `_EXCLUDING`) not at all —,
+    else the first name in a telling position."""
     explicit = LIBRARY_ID.search(query)
     if explicit:
         return [explicit.group(0)]
     query = _EXCLUDING.sub(" ", _IDIOMS.sub(" ", query))
+    query = _PRODUCT.sub(lambda found: _PRODUCTS[found.group(1).lower()], query)
     names: dict[str, str] = {}
     for name in known:
         if name:

@@ -251,6 +251,21 @@ def test_a_librarys_word_in_an_idiom_names_no_library(query: str, named: list[st
 
 
 @pytest.mark.parametrize(
+    ("query", "named"),
+    [
+        ("show Claude's reply token by token as it's generated", ["anthropic"]),
+        ("stream a claude-3-5-sonnet response", ["anthropic"]),
+        ("ask GPT-4o to summarise a text in python", ["openai"]),
+        ("call chatgpt from a script", ["openai"]),
+        ("count tokens for gpt-4 with tiktoken", ["tiktoken", "openai"]),
+        ("load a gptq quantized model", []),  # a word that only begins like a model's name
+    ],
+)
+def test_a_model_named_in_the_question_names_the_sdk_that_calls_it(query: str, named: list[str]) -> None:
+    assert rule_libraries(query, ["anthropic", "openai", "tiktoken", "token"]) == named
+
+
+@pytest.mark.parametrize(
     ("query", "excluded", "library", "topic"),
     [
         ("read command line arguments without argparse", ("argparse",), None, "read command line arguments"),
