@@ -239,13 +239,16 @@ def fair_order(modules: Iterable[str]) -> list[str]:
 
 def _module_name(parts: tuple[str, ...], *, private: bool = False) -> str | None:
     """The dotted module name of a file path inside site-packages; None for non-modules, tests and
-    vendored code, and (unless `private`) for private modules."""
+    vendored code, and (unless `private`) for private modules. A package's own `testing` module is its API for
+    testing code that uses it (`numpy.testing.assert_allclose`, `click.testing.CliRunner`), not its test suite:
+    documented, though not what lies beneath it."""
     if not parts or not parts[-1].endswith(".py") or ".." in parts or parts[0].endswith((".dist-info", ".data")):
         return None
     names = [*parts[:-1], parts[-1][:-3]]
     if names[-1] == "__init__":
         names = names[:-1]
-    if not names or any(n in SKIP_PARTS or not n.isidentifier() for n in names):
+    public_testing = len(names) == 2 and names[1] == "testing"  # `numpy.testing`, `click.testing`: API to test with
+    if not names or any((n in SKIP_PARTS and not public_testing) or not n.isidentifier() for n in names):
         return None
     if not private and any(n.startswith("_") for n in names):
         return None

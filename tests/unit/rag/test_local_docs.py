@@ -95,6 +95,27 @@ def test_installed_distributions_are_read_without_importing_them() -> None:
     assert "smmap" not in sys.modules
 
 
+def test_a_packages_testing_module_is_its_api_and_its_test_suites_are_not(tmp_path: Path) -> None:
+    # `click.testing.CliRunner`, `numpy.testing.assert_allclose`: what users test their own code with
+    files = {
+        "clicky/__init__.py": "",
+        "clicky/testing.py": 'class CliRunner:\n    """Invokes a command line script for testing."""\n',
+        "clicky/tests/test_runner.py": 'def test_invoke():\n    """A test of the package itself."""\n',
+        "clicky/sub/testing.py": 'def helper():\n    """Deeper: a test helper of the package."""\n',
+    }
+    for relative, text in files.items():
+        (tmp_path / relative).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / relative).write_text(text)
+    info = tmp_path / "clicky-1.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: clicky\nVersion: 1.0\nSummary: clicky\n")
+    (info / "RECORD").write_text("".join(f"{relative},,\n" for relative in files))
+    [(_, documents)] = list(distribution_documents(["clicky"], path=[tmp_path]))
+    titles = {document.title for document in documents}
+    assert "clicky.testing" in titles
+    assert not {"clicky.tests.test_runner", "clicky.sub.testing"} & titles
+
+
 def test_a_capped_package_takes_its_subpackages_in_turns_shallow_modules_first() -> None:
     generated = [f"sdk.types.t{i:03}" for i in range(500)] + [f"sdk.types.beta.b{i}" for i in range(50)]
     modules = [*generated, "sdk.resources.messages.messages", "sdk.resources", "sdk.resources.files", "sdk.client"]
