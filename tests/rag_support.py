@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
+from pathlib import Path
 
 from almanac.rag.bm25 import BM25Index
 from almanac.rag.chunking import Chunk
@@ -27,3 +28,15 @@ def small_index(titles: Mapping[str, str], chunks: Sequence[Chunk]) -> LocalInde
     }
     bm25 = BM25Index.build([index_text(c) for c in chunks])
     return LocalIndex(libraries, list(chunks), bm25, None, None, datetime.now(UTC))
+
+
+def write_package(site: Path, name: str, files: dict[str, str]) -> None:
+    """An installed distribution `name` in `site`: its files (path → text) and the metadata naming them."""
+    for relative, text in files.items():
+        path = site / relative
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    info = site / f"{name}-1.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: 1.0\nSummary: {name} for tests\n")
+    (info / "RECORD").write_text("".join(f"{relative},,\n" for relative in files))

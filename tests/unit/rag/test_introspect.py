@@ -6,6 +6,8 @@ import os
 import sys
 from pathlib import Path
 
+from tests.rag_support import write_package
+
 from almanac.rag.introspect import Request, introspect
 from almanac.rag.local_docs import Document, Library, distribution_documents, stdlib_documents, with_introspection
 from almanac.rag.local_index import chunk_all
@@ -45,17 +47,6 @@ def exported() -> None:
 def not_exported() -> None:
     """A helper left out of __all__."""
 '''
-
-
-def write_package(site: Path, name: str, files: dict[str, str]) -> None:
-    for relative, text in files.items():
-        path = site / relative
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text)
-    info = site / f"{name}-1.0.dist-info"
-    info.mkdir()
-    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: 1.0\nSummary: {name} for tests\n")
-    (info / "RECORD").write_text("".join(f"{relative},,\n" for relative in files))
 
 
 def collected(pairs: list[tuple[Library, list[Document]]], site: Path | None = None) -> dict[str, str]:

@@ -6,6 +6,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 import pytest
+from tests.rag_support import write_package
 
 from almanac.rag.local_docs import (
     Document,
@@ -103,13 +104,7 @@ def test_a_packages_testing_module_is_its_api_and_its_test_suites_are_not(tmp_pa
         "clicky/tests/test_runner.py": 'def test_invoke():\n    """A test of the package itself."""\n',
         "clicky/sub/testing.py": 'def helper():\n    """Deeper: a test helper of the package."""\n',
     }
-    for relative, text in files.items():
-        (tmp_path / relative).parent.mkdir(parents=True, exist_ok=True)
-        (tmp_path / relative).write_text(text)
-    info = tmp_path / "clicky-1.0.dist-info"
-    info.mkdir()
-    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: clicky\nVersion: 1.0\nSummary: clicky\n")
-    (info / "RECORD").write_text("".join(f"{relative},,\n" for relative in files))
+    write_package(tmp_path, "clicky", files)
     [(_, documents)] = list(distribution_documents(["clicky"], path=[tmp_path]))
     titles = {document.title for document in documents}
     assert "clicky.testing" in titles

@@ -68,34 +68,33 @@ def test_a_plain_module_re_exports_what_it_imports_as_itself() -> None:
     assert "helper" not in text
 
 
-def test_a_lazily_loading_module_re_exports_what_it_declares_for_type_checkers() -> None:
-    # stripe's way: the names are imported only for type checkers, and a module `__getattr__` loads them
-    lazy = (
-        "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from ._config import Timeout as Timeout\n"
-        "    from pkg._config import helper\n"
-        "_import_map = {'Timeout': 'pkg._config'}\nif not TYPE_CHECKING:\n"
-        "    def __getattr__(name):\n        return _import_map[name]\n"
-    )
-    text = module_markdown(lazy, "pkg", is_package=True, source_of=source_of)
+# stripe's way: the names are imported only for type checkers, and a module `__getattr__` loads them
+LAZY = (
+    "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from ._config import Timeout as Timeout\n"
+    "    from pkg._config import helper\n"
+    "_import_map = {'Timeout': 'pkg._config'}\nif not TYPE_CHECKING:\n"
+    "    def __getattr__(name):\n        return _import_map[name]\n"
+)
+# anyio's way: `if TYPE_CHECKING or not install_lazy_importer():` — its whole API was missing from `anyio`
+EITHER = (
+    "from typing import TYPE_CHECKING\nfrom ._lazy import install\n"
+    "if TYPE_CHECKING or not install():\n    from ._config import Timeout as Timeout\n"
+    "    from ._config import helper as helper\n"
+)
+
+
+@pytest.mark.parametrize("source", [LAZY, EITHER], ids=["lazily loaded", "type checkers or else at run time"])
+def test_a_module_re_exports_what_it_imports_for_type_checkers_when_it_also_serves_them(source: str) -> None:
+    text = module_markdown(source, "pkg", is_package=True, source_of=source_of)
     assert "## class `pkg.Timeout`\n\nDefined in `pkg._config`." in text
     assert "## `async pkg.helper(x: int) -> int`" in text
+
+
+def test_imports_for_type_checkers_alone_or_under_another_condition_are_no_exports() -> None:
     # without a module __getattr__ such imports serve annotations only: nothing is exported
-    eager = lazy.split("_import_map")[0]
-    assert module_markdown(eager, "pkg.tools", source_of=source_of) == ""
-
-
-def test_imports_for_type_checkers_or_else_at_run_time_are_the_modules_exports() -> None:
-    # anyio's way: `if TYPE_CHECKING or not install_lazy_importer():` — its whole API was missing from `anyio`
-    either = (
-        "from typing import TYPE_CHECKING\nfrom ._lazy import install\n"
-        "if TYPE_CHECKING or not install():\n    from ._config import Timeout as Timeout\n"
-        "    from ._config import helper as helper\n"
-    )
-    text = module_markdown(either, "pkg", is_package=True, source_of=source_of)
-    assert "## class `pkg.Timeout`\n\nDefined in `pkg._config`." in text
-    assert "## `async pkg.helper(x: int) -> int`" in text
+    assert module_markdown(LAZY.split("_import_map")[0], "pkg.tools", source_of=source_of) == ""
     # any other condition is no such promise: a plain module's imports under it stay its own business
-    other = either.replace("TYPE_CHECKING or not install()", "sys.version_info >= (3, 12)")
+    other = EITHER.replace("TYPE_CHECKING or not install()", "sys.version_info >= (3, 12)")
     assert module_markdown(other, "pkg", is_package=True, source_of=source_of) == ""
 
 
