@@ -10,13 +10,17 @@ imports in the explicit re-export form `from m import X as X` (PEP 484's convent
 `._elements_constructors` that way). Only names that come from a private module
 (a dotted path with a part starting with `_`) of the same top-level package are followed — public modules
 are indexed on their own — through at most a few further imports (`from .x import *` included), to a class
-or function defined at the top level. Everything is read with `ast`; nothing is imported.
+or function defined at the top level. Everything is read with `ast`; nothing is imported. What reading cannot
+document — names from a module with no Python source (an extension module: `tokenizers.Tokenizer`,
+`safetensors.safe_open`), bound by assignment, or in a computed `__all__` — is left to introspection
+(`unresolved_exports`). A package's import from the standard library is a use, not a re-export.
 """
 
 from __future__ import annotations
 
 import ast
 import copy
+import sys
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
@@ -229,12 +233,17 @@ def lazy_imports(tree: ast.Module, package: str) -> Iterator[tuple[str, tuple[st
 def _top_level(tree: ast.Module) -> Iterator[ast.stmt]:
     """The module's top-level statements, with those of an `if TYPE_CHECKING or …:` block in its place: anyio's
     `__init__` imports its whole API so (`if TYPE_CHECKING or not install_lazy_importer():`), for type checkers and
-    at run time unless a lazy importer serves the same names instead; either way they are what the module exports."""
+    at run time unless a lazy importer serves the same names instead; either way they are what the module exports.
+    So too the statements a top-level `try:` runs (not its fallbacks): onnxruntime's `__init__` imports its
+    compiled API in one (`try: from onnxruntime.capi._pybind_state import SessionOptions, …`)."""
     for node in tree.body:
         if isinstance(node, ast.If) and isinstance(node.test, ast.BoolOp) and isinstance(node.test.op, ast.Or):
             if any(_type_checking(value) for value in node.test.values):
                 yield from node.body
                 continue
+        if isinstance(node, ast.Try):
+            yield from node.body
+            continue
         yield node
 
 
@@ -298,26 +307,38 @@ def unresolved_exports(
     imports from another package). Names imported from the package's public modules are left out (they
     are documented where they are defined), unless that module (read through `source_of`) binds the name by
     an assignment — `load_pem_x509_certificate = rust_x509.load_pem_x509_certificate` in
-    `cryptography.x509.base`, a compiled function that no `def` documents there or anywhere. None when the
-    exports are computed at run time — a `__all__` that is not a literal list, or a module `__getattr__` — so
-    only introspection can tell."""
+    `cryptography.x509.base`, a compiled function that no `def` documents there or anywhere — or is a module of
+    the package with no Python source to read (`from .tokenizers import Tokenizer`: `tokenizers.abi3.so`;
+    `from ._safetensors_rust import safe_open`), whose names only importing can document: a package `__init__`
+    without `__all__` exports those too. None when the exports are computed at run time — a `__all__` that is not
+    a literal list, or a module `__getattr__` — so only introspection can tell."""
     top = module.split(".")[0]
     if computed_all(tree):
         return None
     package = module if is_package else module.rpartition(".")[0]
     imports = dict(explicit_imports(tree, package))
+    parsed = _Parsed(source_of) if source_of is not None else None
+
+    def compiled(origin: str) -> bool:  # a module of this package that has no source to read
+        return parsed is not None and origin.split(".")[0] == top and parsed.tree(origin) is None
+
+    def _exported_from(origin: str, module: str) -> bool:  # without `__all__`: what a package's API includes
+        origin_top = origin.split(".")[0]
+        if origin_top != top:  # another package's; in an installed package, a standard-library import is a use
+            return top in sys.stdlib_module_names or origin_top not in sys.stdlib_module_names  # (`enum.Enum`)
+        return is_package and (compiled(origin) or _private_within(origin, module))
+
     exported = literal_all(tree)
     if exported is None:
         exported = list(imports) if is_package else as_themselves(tree)
-        exported = [name for name in exported if name in imports and imports[name][0].split(".")[0] != top]
-    parsed = _Parsed(source_of) if source_of is not None else None
+        exported = [name for name in exported if name in imports and _exported_from(imports[name][0], module)]
     gaps = []
     for name in dict.fromkeys(exported):
         if name.startswith("_") or name in documented:
             continue
         origin = imports.get(name)
         if origin is not None and origin[0].split(".")[0] == top and not _private_within(origin[0], module):
-            if parsed is None or origin[1] not in _assigned(parsed, origin[0]):
+            if parsed is None or not (compiled(origin[0]) or origin[1] in _assigned(parsed, origin[0])):
                 continue  # from a public module of the same package: documented there
         gaps.append(name)
     return tuple(gaps)

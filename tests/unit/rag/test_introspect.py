@@ -100,6 +100,17 @@ def test_chunks_say_whether_they_document_public_api(tmp_path: Path) -> None:
     assert public["class `mypkg.Widget()`"] is True
 
 
+def test_an_installed_packages_compiled_api_is_documented_under_the_name_users_import() -> None:
+    # `safetensors.safe_open` (from the private `_safetensors_rust`) and `tokenizers.Tokenizer` (from the public
+    # `tokenizers.tokenizers`, an extension module): no source to read, so they had no passage at all
+    docs = collected(list(distribution_documents(["safetensors", "tokenizers"])))
+    assert "## class `safetensors.safe_open(filename, framework" in docs["safetensors"]
+    assert "### `safetensors.safe_open.get_tensor(self, /, name)`" in docs["safetensors"]
+    assert "## class `tokenizers.Tokenizer(" in docs["tokenizers"]
+    assert "### `tokenizers.Tokenizer.from_file(" in docs["tokenizers"]
+    assert "`tokenizers.Enum" not in docs["tokenizers"]  # `from enum import Enum` there is no API of tokenizers
+
+
 def test_the_standard_librarys_c_apis_builtins_and_run_time_names_are_indexed() -> None:
     docs = collected(list(stdlib_documents(["hashlib", "math", "itertools", "builtins", "decimal"])))
     # `decimal` is `from _decimal import *` and nothing else `ast` can read: it was not indexed at all

@@ -147,6 +147,10 @@ async def test_questions_about_re_exported_apis_find_their_docstrings(
         ("from starlette.middleware.gzip import GZipMiddleware\n", "fastapi.gzip", False, ()),
         # a package __init__ re-exports what it imports from other packages; its own public modules are indexed
         ("from starlette import Request\nfrom .routing import APIRouter\n", "fastapi", True, ("Request",)),
+        # a standard-library import in an installed package is a use, not its API (tokenizers' `Enum`)...
+        ("from enum import Enum\nfrom typing import List\n", "tokenizers", True, ()),
+        # ...but a standard-library package's import from its C accelerator is its API (`ctypes.Structure`)
+        ("from _ctypes import Structure\n", "ctypes", True, ("Structure",)),
         # computed at run time: only introspection can tell
         ('__all__ = ("md5",) + ("sha1",)\n', "hashlib", False, None),
         ('__all__ = ["sep"]\n__all__.extend(["getcwd"])\n', "os", False, None),
@@ -171,6 +175,40 @@ def test_a_name_a_public_module_assigns_from_compiled_code_is_left_to_introspect
     assert unresolved_exports(init, "pkg", is_package=True, documented=set(), source_of=sources.get) == ("load",)
     # a name the public module defines is documented there (and without the sources, nothing is known)
     assert unresolved_exports(init, "pkg", is_package=True, documented=set()) == ()
+
+
+@pytest.mark.parametrize(
+    "init",
+    [
+        # tokenizers' way: `from .tokenizers import Tokenizer`, a module that is `tokenizers.abi3.so`
+        "from .native import Tokenizer, encode\nfrom .pure import helper\n",
+        # safetensors' way: a private compiled module
+        "from ._native import Tokenizer, encode\nfrom .pure import helper\n",
+        # onnxruntime's way: imported in a top-level `try:` (its fallback is not what the package exports)
+        "try:\n    from pkg._native import Tokenizer, encode\nexcept ImportError:\n    raise\n"
+        "from .pure import helper\n",
+        # with a literal __all__ the same
+        "from .native import Tokenizer, encode\nfrom .pure import helper\n"
+        "__all__ = ['Tokenizer', 'encode', 'helper']\n",
+    ],
+)
+def test_names_a_package_imports_from_its_compiled_modules_are_left_to_introspection(init: str) -> None:
+    # a module of the package with no Python source (an extension module) documents nothing when read: only
+    # importing it can; a name from a readable public module is documented there
+    sources = {"pkg.pure": ("def helper(): pass\n", False)}
+    tree = ast.parse(init)
+    gaps = unresolved_exports(tree, "pkg", is_package=True, documented=set(), source_of=sources.get)
+    assert gaps == ("Tokenizer", "encode")
+
+
+def test_a_private_modules_name_that_reading_could_not_document_is_left_to_introspection() -> None:
+    # a package __init__ without __all__ exports what it imports from its private modules; the re-exports found
+    # by reading are documented, the rest (here bound by assignment) only importing can tell
+    sources = {"pkg._impl": ("def load(): pass\nfast = _speedups.fast\n", False)}
+    tree = ast.parse("from ._impl import load, fast\n")
+    assert unresolved_exports(tree, "pkg", is_package=True, documented={"load"}, source_of=sources.get) == ("fast",)
+    # not in a plain module: there an import is a use, not an export
+    assert unresolved_exports(tree, "pkg.mod", is_package=False, documented=set(), source_of=sources.get) == ()
 
 
 def test_a_list_of_exports_imported_from_another_module_is_known_only_at_run_time() -> None:
