@@ -66,11 +66,16 @@ DEPRECATED_MARK = "(deprecated)"  # after the name in the heading of an API its 
 DEFINED_IN = "Defined in `{}`."
 INHERITED_FROM = "(Inherited from `{}`.)"
 ANOTHER_NAME_FOR = "(Another name for `{}`.)"
-NOTE_RE = re.compile(
-    "|".join(
-        re.escape(note).replace(re.escape("{}"), "[^`\\n]+") for note in (DEFINED_IN, INHERITED_FROM, ANOTHER_NAME_FOR)
-    )
-)
+EXPORTED_AS = "Imported as `{}`."  # the public name of an API its package re-exports higher up (`fastapi.FastAPI`)
+
+
+def _note_re(*notes: str) -> re.Pattern[str]:
+    return re.compile("|".join(re.escape(note).replace(re.escape("{}"), "[^`\\n]+") for note in notes))
+
+
+NOTE_RE = _note_re(DEFINED_IN, INHERITED_FROM, ANOTHER_NAME_FOR, EXPORTED_AS)
+EXPORTED_RE = _note_re(EXPORTED_AS)
+
 _PRIVATE_NAME_RE = re.compile(r"(?:^|[.`\s])_(?!_)\w")  # `_name` or `pkg._mod.x`, not dunders such as __init__
 
 

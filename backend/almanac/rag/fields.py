@@ -44,7 +44,7 @@ import numpy as np
 import numpy.typing as npt
 
 from almanac.rag.bm25 import BM25Index, tokenize
-from almanac.rag.chunking import NOTE_RE, Chunk
+from almanac.rag.chunking import EXPORTED_RE, NOTE_RE, Chunk
 from almanac.rag.popularity import api_key
 from almanac.rag.ranking import name_stems, run_together, symbol_of
 
@@ -105,13 +105,16 @@ def lead(chunk: Chunk, *, summary: bool = False) -> str:
     badges and links. As a `summary` of what the API does, the collectors' notes on where it comes from
     (`Defined in `httpx._api`.`, `NOTE_RE`) and a class's list of attributes are passed over too: 5,000
     re-exported APIs were summarised "Defined in …" (`openai.OpenAI`, whose constructor says "Construct a new
-    synchronous OpenAI client instance."). The lead field keeps them: a re-export's note names its package."""
+    synchronous OpenAI client instance."). The lead field keeps them — a re-export's note names its package — but for
+    the name a package re-exports an API by higher up (`EXPORTED_AS`), which repeats the heading's words."""
     body = _after_heading(chunk.text.lstrip())
     for paragraph in re.split(r"\n\s*\n", body):
         text = paragraph.strip().strip("`").strip()
         if not text or text.startswith(_NOT_PROSE):
             continue
         if summary and (NOTE_RE.fullmatch(paragraph.strip()) or text.startswith(_ATTRIBUTES)):
+            continue
+        if EXPORTED_RE.fullmatch(paragraph.strip()):  # the name it is imported by: its own heading's words again
             continue
         return text[:400]
     return ""

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
@@ -18,7 +19,7 @@ from typing import Literal
 import numpy as np
 
 from almanac.rag.bm25 import DEFAULT_TOKENIZER, BM25Index, TokenizerConfig
-from almanac.rag.chunking import Chunk
+from almanac.rag.chunking import EXPORTED_RE, Chunk
 from almanac.rag.embeddings.base import Embedder, EmbeddingError
 from almanac.rag.fusion import (
     DEFAULT_GATE_TAU,
@@ -123,9 +124,17 @@ class HybridSearcher:
 
 def index_text(chunk: Chunk) -> str:
     """What gets indexed for a chunk: its text, preceded by its section title when a split-off
-    part of a long section no longer starts with it (so the part keeps its context)."""
+    part of a long section no longer starts with it (so the part keeps its context), without the note on the name
+    users import it by (`EXPORTED_AS`: "Imported as `asyncio.gather`." under `asyncio.tasks.gather`), which is for
+    the reader — its words are the heading's again, and counted twice they lifted re-exported APIs for any question
+    naming their library (`asyncio.timeouts.timeout` over `anthropic.AsyncAnthropic` for "an anthropic client I can
+    await inside an asyncio app")."""
     heading = chunk.title.rsplit(" > ", 1)[-1].strip()
-    first_line = chunk.text.lstrip().split("\n", 1)[0]
+    text = _EXPORTED_LINE.sub("", chunk.text)
+    first_line = text.lstrip().split("\n", 1)[0]
     if heading and heading not in first_line:
-        return f"{chunk.title}\n{chunk.text}"
-    return chunk.text
+        return f"{chunk.title}\n{text}"
+    return text
+
+
+_EXPORTED_LINE = re.compile(rf"^(?:{EXPORTED_RE.pattern})\n*", re.MULTILINE)

@@ -28,6 +28,7 @@ from almanac.rag.chunking import (
     ANOTHER_NAME_FOR,
     DEFINED_IN,
     DEPRECATED_MARK,
+    EXPORTED_AS,
     INHERITED_FROM,
     INTERNAL_MARK,
     Format,
@@ -44,6 +45,7 @@ from almanac.rag.reexports import (
     computed_all,
     definitions,
     literal_all,
+    public_names,
     reexports,
     unresolved_exports,
 )
@@ -191,11 +193,17 @@ def distribution_documents(
             if (dotted := _module_name(file.parts, private=True))
         }
         source_of = _source_reader(files)
-        for module in fair_order(public for file in dist.files or () if (public := _module_name(file.parts))):
+        ordered = fair_order(public for file in dist.files or () if (public := _module_name(file.parts)))
+        imported_as = public_names(ordered, source_of)  # `fastapi.applications.FastAPI` → `fastapi.FastAPI`
+        for module in ordered:
             if modules >= MAX_MODULES:
                 break
             found = source_of(module)
-            api = module_api(found[0], module, is_package=found[1], source_of=source_of) if found else None
+            api = (
+                module_api(found[0], module, is_package=found[1], source_of=source_of, public=imported_as)
+                if found
+                else None
+            )
             if api is not None and (api.markdown or api.request):
                 modules += 1
                 documents.append(api.document(library.id, url))
@@ -298,11 +306,17 @@ def stdlib_documents(names: Iterable[str] | None = None) -> Iterator[tuple[Libra
             {dotted: path for path in files if (dotted := _module_name(path.relative_to(root).parts, private=True))}
         )
         documents = []
+        modules = [module for path in files if (module := _module_name(path.relative_to(root).parts))]
+        imported_as = public_names(modules, source_of)  # `asyncio.tasks.gather` → `asyncio.gather`
         for path in files[:MAX_MODULES]:
             module = _module_name(path.relative_to(root).parts)
             found = source_of(module) if module else None
             titled = public if module == name else module
-            api = module_api(found[0], titled, is_package=found[1], source_of=source_of) if found and titled else None
+            api = (
+                module_api(found[0], titled, is_package=found[1], source_of=source_of, public=imported_as)
+                if found and titled
+                else None
+            )
             if api is not None and (api.markdown or api.request):
                 documents.append(api.document(f"/python/{public}", url))
         if documents:
@@ -452,10 +466,18 @@ def module_markdown(source: str, module: str, *, is_package: bool = False, sourc
     return module_api(source, module, is_package=is_package, source_of=source_of).markdown
 
 
-def module_api(source: str, module: str, *, is_package: bool = False, source_of: SourceOf | None = None) -> ModuleApi:
+def module_api(
+    source: str,
+    module: str,
+    *,
+    is_package: bool = False,
+    source_of: SourceOf | None = None,
+    public: Mapping[str, str] | None = None,
+) -> ModuleApi:
     """The public API of a module as Markdown: its docstring, then each public class (with its public
-    methods) and function: signature and docstring; with `source_of`, also the classes and functions it
-    re-exports from private modules, under the public name. The Markdown is empty if there is nothing to
+    methods) and function: signature and docstring, and the name users import it by when its package
+    re-exports it higher up (`public`, from `reexports.public_names`); with `source_of`, also the classes and
+    functions it re-exports from private modules, under the public name. The Markdown is empty if there is nothing to
     say. Helpers are marked internal (`INTERNAL_MARK`): with a literal `__all__`, what it leaves out;
     without one, classes that only the module's other classes instantiate (Starlette's `GZipResponder`
     behind `GZipMiddleware`). Names it exports that are not documented here are left to introspection.
@@ -479,7 +501,8 @@ def module_api(source: str, module: str, *, is_package: bool = False, source_of:
             found = True
             documented.add(node.name)
             internal = node.name in helpers or (exported is not None and node.name not in exported)
-            parts.append(_definition_markdown(node, module, internal=internal, classes=classes))
+            imported = (public or {}).get(f"{module}.{node.name}")
+            parts.append(_definition_markdown(node, module, internal=internal, classes=classes, imported_as=imported))
     for alias, function in aliases(tree.body):
         found = True
         documented.add(alias)
@@ -522,15 +545,21 @@ def _definition_markdown(
     origin: str | None = None,
     internal: bool = False,
     classes: Mapping[str, ast.ClassDef] | None = None,
+    imported_as: str | None = None,
 ) -> str:
     """A class or function of `module` (named `name` there, defined in `origin` when that differs; `classes`:
-    the classes of the module defining it, by name)."""
+    the classes of the module defining it, by name; `imported_as`: the public name users import it by)."""
     if isinstance(node, ast.ClassDef):
-        return _class_markdown(node, module, name=name, origin=origin, internal=internal, classes=classes)
-    text = _function_markdown(node, module, level=2, name=name, internal=internal)
-    if origin:
+        text = _class_markdown(node, module, name=name, origin=origin, internal=internal, classes=classes)
+    else:
+        text = _function_markdown(node, module, level=2, name=name, internal=internal)
+    notes = [DEFINED_IN.format(origin)] if origin and not isinstance(node, ast.ClassDef) else []
+    notes += [EXPORTED_AS.format(imported_as)] if imported_as else []
+    if notes:  # below the heading and any deprecation (the passage opens with the reason), as a class's own
         heading, _, rest = text.partition("\n\n")
-        text = f"{heading}\n\n{DEFINED_IN.format(origin)}" + (f"\n\n{rest}" if rest else "")
+        first, _, after = rest.partition("\n\n")
+        lead = [first] if first.startswith(_deprecated("")) else []
+        text = "\n\n".join([heading, *lead, *notes, *filter(None, [after if lead else rest])])
     return text
 
 

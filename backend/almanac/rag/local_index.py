@@ -63,7 +63,7 @@ __all__ = [
 ]
 
 log = logging.getLogger(__name__)
-INDEX_VERSION = "25"
+INDEX_VERSION = "26"
 MAX_CHUNKS_PER_LIBRARY = 1500
 # The libraries developers most often ask about (`priority.MOST_ASKED`) may be large: SQLAlchemy's sessions, `select`
 # and schema, and its asyncio extension, come after 1,500 passages of its engine internals (7,661 in all here).

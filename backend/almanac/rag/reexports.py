@@ -14,14 +14,18 @@ or function defined at the top level. Everything is read with `ast`; nothing is 
 document — names from a module with no Python source (an extension module: `tokenizers.Tokenizer`,
 `safetensors.safe_open`), bound by assignment, or in a computed `__all__` — is left to introspection
 (`unresolved_exports`). A package's import from the standard library is a use, not a re-export.
+
+The other way round, an API defined in a public module that its package re-exports higher up is documented where it
+is written, with the name users import it by (`public_names`: `fastapi.applications.FastAPI` → `fastapi.FastAPI`).
 """
 
 from __future__ import annotations
 
 import ast
 import copy
+import re
 import sys
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
 Definition = ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef
@@ -147,6 +151,152 @@ def reexports(tree: ast.Module, module: str, *, is_package: bool, source_of: Sou
                     found.append(Reexport(name, definition[0], definition[1]))
                     break
     return found
+
+
+def public_names(modules: Iterable[str], source_of: SourceOf) -> dict[str, str]:
+    """Where users import a package's classes and functions from when that is not where they are defined: the
+    shortest public module that re-exports each (`fastapi.applications.FastAPI` → `fastapi.FastAPI`,
+    `sqlalchemy.engine.create.create_engine` → `sqlalchemy.create_engine`, `aiohttp.web_app.Application` →
+    `aiohttp.web.Application`, `asyncio.tasks.gather` → `asyncio.gather`), keyed by the defining module's dotted
+    name. A re-exporting module is a package `__init__` or a module with a literal `__all__`; what it exports is
+    read as `reexports` reads it (its `__all__`, else a package's explicit imports), plus the names of the
+    literal `__all__` of each public module of the package it star-imports (`from .tasks import *`, also for type
+    checkers only: pydantic's `__init__` loads `pydantic.main`'s names on first use). At the same depth the
+    re-exporting module wins: `aiohttp.web` is the module users import, `aiohttp.web_app` where it is written.
+    Modules are read in outline (`_Outlines`): a whole standard library's syntax trees kept at once would slow
+    every later allocation down (the garbage collector walks them all)."""
+    outlines = _Outlines(source_of)
+    best: dict[str, str] = {}
+    for module in modules:
+        found = source_of(module)
+        if found is None or any(part.startswith("_") for part in module.split(".")):
+            continue
+        top = module.split(".")[0]
+        if not found[1] and not _may_re_export(found[0], top):
+            continue
+        try:
+            tree = ast.parse(found[0])
+        except (SyntaxError, ValueError, RecursionError):
+            continue
+        is_package = found[1]
+        exported = None if computed_all(tree) else literal_all(tree)
+        if not is_package and exported is None:
+            continue
+        package = module if is_package else module.rpartition(".")[0]
+        imports = {**dict(lazy_imports(tree, package)), **dict(explicit_imports(tree, package))}
+        names = list(imports) if exported is None else list(exported)
+        origins = {name: imports[name] for name in names if name in imports}
+        checked = [node for node in tree.body if isinstance(node, ast.If) and _type_checking(node.test)]
+        stars = [*_star_imports(tree, package), *(s for b in checked for s in _star_imports(_body(b), package))]
+        for star in stars if is_package else ():
+            for name in outlines.exported(star):
+                origins.setdefault(name, (star, name))
+        for name, (target, original) in origins.items():
+            if name.startswith("_") or target.split(".")[0] != top:
+                continue
+            origin = outlines.origin(target, original, MAX_HOPS)
+            if origin is None or origin[0] == module or _private_within(origin[0], module):
+                continue
+            if origin[0].count(".") < module.count("."):
+                continue  # defined nearer the top: its own module is the shorter name
+            defined, public = ".".join(origin), f"{module}.{name}"
+            if defined not in best or (public.count("."), public) < (best[defined].count("."), best[defined]):
+                best[defined] = public
+    return best
+
+
+def _may_re_export(source: str, top: str) -> bool:
+    """Whether a module that is no package might re-export names, judged from its text without parsing it: it
+    declares `__all__`, imports from its own package, and its `__all__` (when a plain literal list) names something
+    it does not define or assign itself at column 0 — most modules with `__all__` (each of openai's 1,500 type
+    modules) only list what they define."""
+    if "__all__" not in source or not re.search(rf"from +(\.|{top}\.)", source):
+        return False
+    declared = _ALL_LITERAL.search(source)
+    if declared is None or "__all__ +=" in source or source.count("__all__ =") > 1:
+        return True
+    names = set(re.findall(r"[\"'](\w+)[\"']", declared[1]))
+    return not names <= {"".join(found) for found in _COLUMN_ZERO_BINDING.findall(source)}
+
+
+_ALL_LITERAL = re.compile(r"^__all__ *(?::[^=\n]*)?= *[\[(]([^\])]*)[\])]", re.MULTILINE)
+# a name a module defines or assigns at column 0 (`class Message(`, `Role = Literal[...]`, `Alias: TypeAlias = ...`)
+_COLUMN_ZERO_BINDING = re.compile(r"^(?:(?:async[ \t]+def|def|class)[ \t]+(\w+)|(\w+)[ \t]*(?::[^=\n]*)?=(?!=))", re.M)
+
+
+def _body(block: ast.If) -> ast.Module:
+    return ast.Module(body=block.body, type_ignores=[])
+
+
+_COLUMN_ZERO_DEFINITION = re.compile(r"^(?:async[ \t]+def|def|class)[ \t]+(\w+)", re.MULTILINE)
+
+
+@dataclass(frozen=True)
+class _Outline:
+    """What following an import through a module needs: the names it defines, imports and exports."""
+
+    defined: frozenset[str]
+    imports: dict[str, tuple[str, str]]
+    stars: tuple[str, ...]
+    exported: tuple[str, ...]
+
+
+class _Outlines:
+    """Modules read in outline, each parsed at most once and its syntax tree dropped; a name a module defines at
+    column 0 (`class FastAPI(`) is found without parsing at all."""
+
+    def __init__(self, source_of: SourceOf) -> None:
+        self._source_of = source_of
+        self._outlines: dict[str, _Outline | None] = {}
+        self._column_zero: dict[str, frozenset[str]] = {}
+
+    def outline(self, module: str) -> _Outline | None:
+        if module not in self._outlines:
+            found = self._source_of(module)
+            try:
+                tree = ast.parse(found[0]) if found else None
+            except (SyntaxError, ValueError, RecursionError):
+                tree = None
+            package = module if found and found[1] else module.rpartition(".")[0]
+            self._outlines[module] = (
+                _Outline(
+                    frozenset(node.name for node in definitions(tree.body)),
+                    dict(explicit_imports(tree, package)),
+                    tuple(_star_imports(tree, package)),
+                    tuple(literal_all(tree) or ()),
+                )
+                if tree is not None
+                else None
+            )
+        return self._outlines[module]
+
+    def exported(self, module: str) -> tuple[str, ...]:
+        """The names of the module's literal `__all__`."""
+        found = self.outline(module)
+        return found.exported if found is not None else ()
+
+    def origin(self, module: str, name: str, hops: int) -> tuple[str, str] | None:
+        """The module defining the top-level class or function `name` of `module`, and its name there, following
+        its imports `hops` deep (as `_Parsed.find`)."""
+        if module not in self._column_zero:
+            found = self._source_of(module)
+            self._column_zero[module] = frozenset(_COLUMN_ZERO_DEFINITION.findall(found[0]) if found else ())
+        if name in self._column_zero[module]:
+            return module, name
+        outline = self.outline(module)
+        if outline is None:
+            return None
+        if name in outline.defined:
+            return module, name
+        if hops == 0:
+            return None
+        targets = [outline.imports[name]] if name in outline.imports else [(star, name) for star in outline.stars]
+        for target, original in targets:
+            if target.split(".")[0] == module.split(".")[0]:
+                defining = self.origin(target, original, hops - 1)
+                if defining is not None:
+                    return defining
+        return None
 
 
 class _Parsed:
@@ -320,7 +470,7 @@ def unresolved_exports(
     parsed = _Parsed(source_of) if source_of is not None else None
 
     def compiled(origin: str) -> bool:  # a module of this package that has no source to read
-        return parsed is not None and origin.split(".")[0] == top and parsed.tree(origin) is None
+        return source_of is not None and origin.split(".")[0] == top and source_of(origin) is None
 
     def _exported_from(origin: str, module: str) -> bool:  # without `__all__`: what a package's API includes
         origin_top = origin.split(".")[0]

@@ -5,8 +5,10 @@ mention the words."""
 from dataclasses import replace
 from datetime import UTC, datetime
 
+import pytest
+
 from almanac.rag.bm25 import BM25Index
-from almanac.rag.chunking import DEFINED_IN, INHERITED_FROM, Chunk
+from almanac.rag.chunking import DEFINED_IN, EXPORTED_AS, INHERITED_FROM, Chunk
 from almanac.rag.fields import FieldIndex, FieldWeights, lead, module_of, name_text
 from almanac.rag.hybrid import HybridConfig
 from almanac.rag.local_docs import Library
@@ -251,11 +253,15 @@ def test_a_heading_split_off_from_its_docstring_takes_its_lead_and_gist_from_the
     assert FieldIndex([lone, closing]).gist(lone) == "sdk.other:"
 
 
-def test_a_gist_skips_the_notes_on_where_an_api_comes_from_which_the_lead_field_keeps() -> None:
-    # a re-exported class without a docstring of its own: a note on where it is defined, its attributes, then
-    # its constructor's passage, which says what it is for
+@pytest.mark.parametrize(
+    ("note", "kept"),
+    [(DEFINED_IN.format("sdk._client"), True), (EXPORTED_AS.format("sdk.Client"), False)],
+    ids=["defined in", "imported as"],
+)
+def test_a_gist_skips_the_notes_on_where_an_api_comes_from_which_the_lead_field_keeps(note: str, kept: bool) -> None:
+    # a re-exported class without a docstring of its own: a note on where it is defined (or the name users import
+    # it by), its attributes, then its constructor's passage, which says what it is for
     title = "Module `sdk` > class `sdk.Client(BaseClient)`"
-    note = DEFINED_IN.format("sdk._client")  # as the collectors write it
     attributes = "- `base_url: str`: Base URL for requests."
     cls = Chunk("c", f"## class `sdk.Client(BaseClient)`\n\n{note}\n\n{attributes}", title, None, LIBRARY, 0, 9)
     init = Chunk(
@@ -272,5 +278,6 @@ def test_a_gist_skips_the_notes_on_where_an_api_comes_from_which_the_lead_field_
     assert fields.gist(cls) == "sdk.Client: Construct a new synchronous client instance."
     assert fields.gist(inherited) == "sdk.Client.close:"
     assert lead(cls, summary=True) == ""
-    # the lead field keeps the note: a re-export's note names the package it lives in
-    assert lead(cls) == note
+    # the lead field keeps where it is defined — a re-export's note names the package it lives in —, not the name it
+    # is imported by, its heading's words again: the attributes' line is the lead then
+    assert lead(cls) == (note if kept else attributes)

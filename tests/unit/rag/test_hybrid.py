@@ -148,3 +148,17 @@ def test_split_parts_of_a_section_keep_its_title_in_what_is_indexed() -> None:
     tail = Chunk("b", "Keep seven copies.", "Guide > Backups", None, None, 1, 3)
     assert index_text(head) == head.text
     assert index_text(tail) == "Guide > Backups\nKeep seven copies."
+
+
+def test_the_name_an_api_is_imported_by_is_shown_not_indexed() -> None:
+    # its words are the heading's again: counted twice, they lifted re-exported APIs for any question naming the library
+    from almanac.rag.chunking import EXPORTED_AS, Chunk
+    from almanac.rag.hybrid import index_text
+
+    title = "Module `asyncio.tasks` > `asyncio.tasks.gather(*aws)`"
+    note = EXPORTED_AS.format("asyncio.gather")
+    whole = Chunk("a", f"## `asyncio.tasks.gather(*aws)`\n\n{note}\n\nRun them.", title, None, None, 0, 9)
+    assert index_text(whole) == "## `asyncio.tasks.gather(*aws)`\n\nRun them."
+    # a part split off after the heading still gets its title, and a mention of the words in prose is kept
+    part = Chunk("b", f"{note}\n\nRun them. {note}", title, None, None, 1, 9)
+    assert index_text(part) == f"{title}\nRun them. {note}"

@@ -111,6 +111,34 @@ def test_a_packages_testing_module_is_its_api_and_its_test_suites_are_not(tmp_pa
     assert not {"clicky.tests.test_runner", "clicky.sub.testing"} & titles
 
 
+def test_an_api_its_package_re_exports_higher_up_says_the_name_users_import_it_by(tmp_path: Path) -> None:
+    # `fastapi.applications.FastAPI` is written there and imported as `fastapi.FastAPI`
+    files = {
+        "webby/__init__.py": "from .applications import App\nfrom .helpers import serve, old_serve\n",
+        "webby/applications.py": 'class App:\n    """The application."""\n',
+        "webby/helpers.py": (
+            'def serve(app):\n    """Serve it."""\n'
+            '@deprecated(\'Use serve\')\ndef old_serve(app):\n    """Serve it, the old way."""\n'
+            'def local():\n    """Only here."""\n'
+        ),
+    }
+    write_package(tmp_path, "webby", files)
+    [(_, documents)] = list(distribution_documents(["webby"], path=[tmp_path]))
+    text = {document.title: document.text for document in documents}
+    assert (
+        "## class `webby.applications.App`\n\nImported as `webby.App`.\n\nThe application."
+        in text["webby.applications"]
+    )
+    helpers = text["webby.helpers"]
+    assert "## `webby.helpers.serve(app)`\n\nImported as `webby.serve`.\n\nServe it." in helpers
+    # a deprecated API's passage still opens with the reason
+    deprecated = (
+        "## `webby.helpers.old_serve(app)` (deprecated)\n\n**Deprecated.** Use serve\n\nImported as `webby.old_serve`."
+    )
+    assert deprecated in helpers
+    assert "## `webby.helpers.local()`\n\nOnly here." in helpers  # not re-exported: no note
+
+
 def test_a_capped_package_takes_its_subpackages_in_turns_shallow_modules_first() -> None:
     generated = [f"sdk.types.t{i:03}" for i in range(500)] + [f"sdk.types.beta.b{i}" for i in range(50)]
     modules = [*generated, "sdk.resources.messages.messages", "sdk.resources", "sdk.resources.files", "sdk.client"]

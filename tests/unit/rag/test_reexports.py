@@ -11,7 +11,7 @@ from almanac.rag.local_index import IndexInputs, build_local_index
 from almanac.rag.local_search import load_local_index
 from almanac.rag.pipeline import DocRequest, DocumentationPipeline
 from almanac.rag.query import RuleQueryParser
-from almanac.rag.reexports import aliases, computed_all, unresolved_exports
+from almanac.rag.reexports import aliases, computed_all, public_names, unresolved_exports
 from almanac.rag.rerank import FusedOrder
 from almanac.rag.select import RuleSelector
 from almanac.rag.sources.local import LocalSource
@@ -240,3 +240,56 @@ def test_an_alias_is_a_single_plain_assignment_of_a_function_of_the_same_body() 
         ("put2", "put"),
         ("later", "get"),
     ]
+
+
+WEB = {
+    "web": ("from .applications import App\nfrom .routing import *\nfrom ._impl import Hidden\n", True),
+    "web.applications": ('class App:\n    """The application."""\n', False),
+    "web.routing": (
+        '__all__ = ["route", "Router"]\nfrom .routing_core import Router\n\ndef route(path):\n    """Route."""\n',
+        False,
+    ),
+    "web.routing_core": ("from .router_impl import Base as Router\n", False),  # named otherwise where defined
+    "web.router_impl": ("if True:\n    class Base:\n        pass\n", False),  # in a block
+    "web._impl": ("class Hidden:\n    pass\n", False),
+    "web.server": (  # a module declaring exports it imports from its package: `aiohttp.web`
+        '__all__ = ["Server", "App"]\nfrom .server_core import Server\nfrom .applications import App\n',
+        False,
+    ),
+    "web.server_core": ("class Server:\n    pass\n", False),
+    "web.zone": ('__all__ = ["Server"]\nfrom .server_core import Server\n', False),  # read after `web.server`
+    "web.api": ('__all__ = ["Server"]\nfrom .server_core import Server\n', False),  # the first by name
+    "web.tools": ("class Tool:\n    pass\n", False),
+    "web.deep": ("", True),
+    "web.deep.models": ('__all__ = ["Model"]\nclass Model:\n    pass\n', False),
+    "web.deep.extra": (  # re-exports a class defined higher up, whose own module is the shorter name
+        '__all__ = ["Tool"]\nfrom ..tools import Tool\n',
+        False,
+    ),
+    "web.typed": (  # loads its names on first use; the star import is for type checkers
+        "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from ..deep.models import *\n"
+        "def __getattr__(name): ...\n",
+        True,
+    ),
+    "web.plain": ("from .applications import App\n", False),  # neither package nor `__all__`: no re-export
+}  # fmt: skip
+
+
+def test_each_api_is_known_by_the_shortest_public_name_that_re_exports_it() -> None:
+    names = public_names(WEB, lambda module: WEB.get(module))
+    assert names == {
+        "web.applications.App": "web.App",  # the package beats `web.server`, one level deeper
+        "web.routing.route": "web.route",  # through a star import and the starred module's `__all__`
+        "web.router_impl.Base": "web.Router",  # a chain of imports, to a definition in a block
+        "web.server_core.Server": "web.api.Server",  # at the same depth, a re-exporting module wins
+        "web.deep.models.Model": "web.typed.Model",  # star-imported for type checkers
+    }
+
+
+def test_public_names_ignore_other_packages_private_modules_and_missing_ones() -> None:
+    package = {
+        "app": ("from web.applications import App\nfrom ._private import Secret\nfrom .gone import Nothing\n", True),
+        "app._private": ("class Secret:\n    pass\n", False),
+        "app._internal": ('__all__ = ["Secret"]\nfrom ._private import Secret\n', True),
+    }
+    assert public_names(package, lambda module: package.get(module)) == {}

@@ -18,6 +18,9 @@ _PASSAGE = re.compile(r"^### (?P<number>\d+)\. (?P<title>.+)\n(?P<where>Library:
 # a heading's marks after the name (`rag.chunking`'s "(deprecated)", "(internal)") are no part of the signature
 _SIGNATURE = re.compile(r"^#{1,6} (?P<kind>class )?`(?P<signature>[^`]+)`(?: \((?:deprecated|internal)\))*\s*$", re.M)
 _FENCED = re.compile(r"^```[\w+-]*\n.*?^```", re.M | re.S)
+# the index's notes on where an API comes from (`rag.chunking`'s `DEFINED_IN`, `EXPORTED_AS`): no part of its summary
+_NOTE_PARAGRAPH = re.compile(r"^(?:Defined in|Imported as) `[^`\n]+`\.$")
+_IMPORTED_AS = re.compile(r"^Imported as `(?P<name>[^`\n]+)`\.$", re.M)
 MAX_PARAGRAPH_CHARS = 900
 MAX_EXAMPLE_LINES = 25
 MAX_MORE = 5
@@ -40,10 +43,15 @@ class Passage:
 
     @property
     def name(self) -> str:
-        """The symbol's public dotted name (the source link's anchor where it has one), without parameters."""
+        """The symbol's public dotted name (the source link's anchor where it has one, else the name the passage says
+        it is imported as), without parameters."""
         anchor = self.url.partition("#")[2]
         if anchor and not anchor.startswith("module-"):
             return anchor
+        if imported := _IMPORTED_AS.search(
+            self.text
+        ):  # `fastapi.applications.FastAPI` is imported as `fastapi.FastAPI`
+            return imported["name"]
         name = re.match(r"[\w.]*", self.symbol.removeprefix("async "))
         return (name.group(0) if name else "").removesuffix(".__init__") or self.symbol
 
@@ -131,7 +139,11 @@ def _essentials(passage: Passage) -> tuple[str, str, str]:
     example_match = _FENCED.search(body)
     example = _trim_example(example_match.group(0)) if example_match else ""
     prose = _FENCED.sub("", body)
-    paragraphs = [p.strip() for p in re.split(r"\n\s*\n", prose) if p.strip() and not p.lstrip().startswith("#")]
+    paragraphs = [
+        p.strip()
+        for p in re.split(r"\n\s*\n", prose)
+        if p.strip() and not p.lstrip().startswith("#") and not _NOTE_PARAGRAPH.match(p.strip())
+    ]
     paragraph = " ".join(paragraphs[0].split()) if paragraphs else ""
     if len(paragraph) < SHORT_PARAGRAPH_CHARS and len(paragraphs) > 1:  # a one-line summary: add what follows
         paragraph += "\n\n" + " ".join(paragraphs[1].split())

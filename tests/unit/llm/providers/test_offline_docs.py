@@ -99,6 +99,20 @@ def test_a_property_is_named_by_its_dotted_name_where_its_link_has_no_anchor() -
     assert (compact_answer(result, "q1-t1") or "").split("\n\n")[1].startswith("**`anthropic.Anthropic.messages`**")
 
 
+def test_an_api_its_package_re_exports_is_named_as_users_import_it_and_the_note_is_no_summary() -> None:
+    result = (
+        'Documentation for **fastapi** (`/pypi/fastapi`) from local: 1 passage on "create an app".\n\n'
+        "### 1. Module `fastapi.applications` > class `fastapi.applications.FastAPI(Starlette)`\n"
+        "Library: /pypi/fastapi · Source: https://fastapi.tiangolo.com\n\n"
+        "## class `fastapi.applications.FastAPI(Starlette)`\n\nImported as `fastapi.FastAPI`.\n\n"
+        "`FastAPI` app class, the main entrypoint to use FastAPI."
+    )
+    _, heading, signature, summary = (compact_answer(result, "q1-t1") or "").split("\n\n")
+    assert heading == "**`fastapi.FastAPI`** — [source](https://fastapi.tiangolo.com)"
+    assert signature == "```python\nclass fastapi.FastAPI(Starlette)\n```"
+    assert summary == "`FastAPI` app class, the main entrypoint to use FastAPI."
+
+
 def test_signatures_read_as_the_user_writes_them() -> None:
     def signature_of(heading: str, url: str) -> str:
         result = f"### 1. t\nLibrary: /python/x · Source: {url}\n\n{heading}\n\nDoes it."
